@@ -1,0 +1,122 @@
+// batchconv runtime API: the entry points an application calls.
+//
+// All tensors are float32 views in PyTorch/ONNX row-major order (NCHW). A view
+// owns nothing; the caller allocates x, w, bias and y (and reuses them: freshly
+// allocated memory is slow to touch on the machines we target).
+//
+// Every entry point validates shapes first and throws batchconv::Error, whose
+// message names the argument and the expected shape, e.g.
+//   "batched_weight_conv: w has shape (4, 64, 3, 7, 7) but x (B=2, ...) needs
+//    B=2 filter banks: expected (2, 64, 3, KH, KW)".
+// Nothing is written to y unless validation succeeds.
+//
+// 1-D convolutions use rank-3 (grouped) / rank-4 (batched) tensors; the
+// descriptor's spatial fields then use index 0 only (the width axis).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace batchconv {
+
+class Error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// A non-owning view of a float tensor. Strides are in elements, row-major
+// (outermost first, like shape). Empty strides mean contiguous.
+struct TensorView {
+  float* data = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  TensorView() = default;
+  TensorView(float* d, std::vector<int64_t> s) : data(d), shape(std::move(s)) {}
+  TensorView(float* d, std::vector<int64_t> s, std::vector<int64_t> st)
+      : data(d), shape(std::move(s)), strides(std::move(st)) {}
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  int64_t numel() const;
+  // The stride of dimension i (computing the contiguous one when strides is empty).
+  int64_t stride(int i) const;
+  std::string shape_string() const;  // "(2, 64, 3, 7, 7)"
+};
+
+enum class Activation { None, ReLU };
+
+// Convolution geometry. Spatial arrays are ordered (H, W) for 2-D; for 1-D
+// only index 0 (W) is used. Padding is per side: begin then end.
+struct ConvDesc {
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 2> dilation{1, 1};
+  std::array<int, 2> pad_begin{0, 0};
+  std::array<int, 2> pad_end{0, 0};
+  int groups = 1;
+  Activation activation = Activation::None;
+
+  // Convenience: same padding on both sides of every spatial dim.
+  static ConvDesc with_padding(int pad) {
+    ConvDesc d;
+    d.pad_begin = {pad, pad};
+    d.pad_end = {pad, pad};
+    return d;
+  }
+};
+
+// Output spatial size of one axis, or throws Error (names `what`) when the
+// kernel does not fit in the padded input.
+int64_t conv_output_size(int64_t in, int64_t kernel, int stride, int dilation,
+                         int pad_begin, int pad_end, const char* what = "conv");
+
+// Expected output shapes, for callers that allocate y.
+std::vector<int64_t> grouped_conv_output_shape(const TensorView& x, const TensorView& w,
+                                               const ConvDesc& d);
+std::vector<int64_t> batched_weight_conv_output_shape(const TensorView& x, const TensorView& w,
+                                                      const ConvDesc& d);
+
+// Layout of broadcast_input_conv's output.
+enum class BroadcastLayout {
+  Concatenated,  // y (N, B*Cout, H', W'): what repeat + grouped conv produces
+  Batched,       // y (B, N, Cout, H', W')
+};
+std::vector<int64_t> broadcast_input_conv_output_shape(const TensorView& x, const TensorView& w,
+                                                       const ConvDesc& d, BroadcastLayout layout);
+
+// grouped conv: x (N, Cin, [H,] W), w (Cout, Cin/groups, [KH,] KW),
+// bias (Cout) or nullptr -> y (N, Cout, [H',] W'). Same numbers as F.conv1d/2d.
+// groups = 1 is a dense conv, groups = Cin a depthwise conv (Cout = k*Cin).
+void grouped_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
+                  const TensorView& y, const ConvDesc& d);
+
+// batched-weight conv: x (B, N, Cin, [H,] W), w (B, Cout, Cin/groups, [KH,] KW),
+// bias (B, Cout) or nullptr -> y (B, N, Cout, [H',] W'). Slice b of x meets
+// only slice b of w.
+void batched_weight_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
+                         const TensorView& y, const ConvDesc& d);
+
+// broadcast-input conv: one x (N, Cin, [H,] W) shared by B filter banks
+// w (B, Cout, Cin/groups, [KH,] KW), bias (B, Cout) or nullptr ->
+// y (N, B*Cout, [H',] W') [Concatenated] or (B, N, Cout, [H',] W') [Batched].
+// The repeat is never materialised.
+void broadcast_input_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
+                          const TensorView& y, const ConvDesc& d, BroadcastLayout layout);
+
+// batched linear: x (B, N, K) or shared (N, K), w (B, K, M), bias (B, M) or
+// nullptr -> y (B, N, M).
+void batched_linear(const TensorView& x, const TensorView& w, const TensorView* bias,
+                    const TensorView& y, Activation act = Activation::None);
+
+// Threads used by all kernels (0 = one per core, the default).
+void set_num_threads(int n);
+int num_threads();
+
+// The instruction set the multi-target kernels picked on this machine
+// ("x86-64-linux-avx512..." etc.), for reports.
+std::string selected_target();
+
+}  // namespace batchconv
