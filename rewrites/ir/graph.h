@@ -26,7 +26,12 @@ struct Tensor {
   std::vector<int64_t> shape;
   std::vector<float> f;    // when dtype is Float (or Double/Float16, converted)
   std::vector<int64_t> i;  // when dtype is an integer or Bool kind
+  // Serialized onnx::TensorProto of the original data when the dtype is held
+  // lossily above (Double, Float16, Other); export writes it back verbatim.
+  // Whoever changes such a tensor's data must clear it.
+  std::string onnx_proto;
   int64_t numel() const;
+  bool is_float() const { return dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16; }
 };
 
 // A dimension is known (>= 0) or symbolic (-1 with a name, possibly empty).
@@ -39,6 +44,8 @@ struct Dim {
 struct TypeInfo {
   DType dtype = DType::Float;
   std::optional<std::vector<Dim>> shape;  // nullopt: rank unknown
+  int32_t onnx_elem_type = 0;  // ONNX TensorProto data type when dtype is Other (0: unknown)
+  std::string onnx_type;       // serialized onnx::TypeProto for non-tensor types (sequences, ...)
 };
 
 struct Attribute {
@@ -70,6 +77,9 @@ struct Value {
   std::shared_ptr<Tensor> constant;   // set for initializers and folded constants
   bool is_graph_input = false;
   bool is_graph_output = false;
+  bool declared = false;  // had a value_info entry in the source model (exported again)
+  bool pinned = false;    // read by name from a subgraph attribute: never rename or remove
+  bool keep = false;      // initializer already unused in the source model: exported anyway
 };
 
 struct Node {
@@ -80,6 +90,11 @@ struct Node {
   std::vector<Value*> outputs;
   std::map<std::string, Attribute> attrs;
   std::string doc_string;
+  // Outer-scope values that subgraph attributes (If/Loop/Scan bodies) read by
+  // name. Not in use lists; they keep their producers alive and ordered first.
+  std::vector<Value*> implicit_inputs;
+  size_t order = 0;    // insertion index, for a stable topological order
+  bool dead = false;   // removed from the graph (kept allocated until the Graph dies)
 
   const Attribute* attr(const std::string& k) const;
   int64_t attr_int(const std::string& k, int64_t def) const;
@@ -93,7 +108,9 @@ class Graph {
   std::vector<Value*> outputs;  // ordered graph outputs
 
   // Nodes in insertion order; topological_order() gives a valid schedule.
-  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  // Do not mutate the graph while iterating this vector: iterate a
+  // topological_order() snapshot instead (removed nodes stay allocated).
+  const std::vector<std::unique_ptr<Node>>& nodes() const { compact(); return nodes_; }
   const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
 
   Value* add_value(const std::string& name);         // name made unique if taken
@@ -109,11 +126,40 @@ class Graph {
   std::vector<Node*> topological_order() const;      // throws on a cycle, naming a node in it
   std::string unique_name(const std::string& base);
 
+  // Added by the IR owner (see /work/notes/board.md):
+  std::string doc_string;
+  void rename_value(Value* v, const std::string& name);  // throws if the name is taken
+  // Whether replace_all_uses(from, to) keeps graph output names: false when
+  // `from` is a graph output and `to` cannot take over its name (a graph
+  // input, another graph output, an initializer, or a pinned value).
+  bool can_replace_all_uses(const Value* from, const Value* to) const;
+  size_t num_nodes() const;
+  // Drops a value that has no producer, no uses and is not a graph input or
+  // output (e.g. a consumed initializer); its name becomes free. The object
+  // stays allocated until the Graph dies.
+  void remove_value(Value* v);
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
  private:
-  std::vector<std::unique_ptr<Node>> nodes_;
+  void compact() const;
+  mutable std::vector<std::unique_ptr<Node>> nodes_;
+  mutable std::vector<std::unique_ptr<Node>> removed_;  // removed nodes stay valid for callers holding pointers
+  mutable size_t dead_count_ = 0;
+  size_t next_order_ = 0;
   std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Value>> removed_values_;
   std::map<std::string, Value*> by_name_;
+  std::map<std::string, int> node_names_;          // node names in use
+  std::map<std::string, int64_t> name_counters_;   // next suffix per base name
 };
+
+// "'conv3' (Conv)" for messages; op_type#order when unnamed.
+std::string describe(const Node* n);
+// Bytes per element of a dtype (0 for Other).
+int64_t dtype_size(DType t);
+const char* dtype_name(DType t);
 
 // What surrounds the graph in an ONNX model, kept verbatim on export.
 struct Model {

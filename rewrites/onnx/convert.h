@@ -1,0 +1,25 @@
+// Internal: conversions between ONNX protos and IR pieces (types, attributes).
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+#include "ir/graph.h"
+
+namespace batchconv::io {
+
+ir::DType dtype_from_onnx(int32_t elem_type);
+int32_t dtype_to_onnx(ir::DType t, int32_t fallback = 0);
+
+// `what` names the value for errors ("file: value 'x'").
+ir::TypeInfo type_from_proto(const onnx::TypeProto& t, const std::string& what);
+void type_to_proto(const ir::TypeInfo& t, onnx::TypeProto* out);
+
+ir::Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string& what);
+void attribute_to_proto(const std::string& name, const ir::Attribute& a, onnx::AttributeProto* out);
+
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+
+}  // namespace batchconv::io

@@ -1,0 +1,191 @@
+// ONNX ModelProto -> graph IR, with validation that names what is wrong.
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "onnx/convert.h"
+#include "onnx/onnx_io.h"
+
+namespace batchconv::io {
+
+namespace {
+
+std::string node_label(const onnx::NodeProto& n, int index) {
+  std::string name = n.name().empty() ? n.op_type() + "#" + std::to_string(index) : n.name();
+  return "node '" + name + "' (" + n.op_type() + ")";
+}
+
+// Every name a subgraph reads (inputs of its nodes, recursively).
+void collect_subgraph_reads(const onnx::GraphProto& g, std::unordered_set<std::string>& out) {
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) out.insert(in);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_subgraph_reads(a.g(), out);
+      for (const auto& sg : a.graphs()) collect_subgraph_reads(sg, out);
+    }
+  }
+}
+
+// Types from ONNX shape inference, run on a copy; failures leave types unknown.
+std::unordered_map<std::string, onnx::TypeProto> inferred_types(const onnx::ModelProto& proto) {
+  std::unordered_map<std::string, onnx::TypeProto> out;
+  onnx::ModelProto copy;
+  *copy.mutable_graph() = proto.graph();
+  copy.mutable_graph()->clear_value_info();
+  copy.set_ir_version(proto.ir_version());
+  *copy.mutable_opset_import() = proto.opset_import();
+  try {
+    onnx::ShapeInferenceOptions opts{false, 0, true};
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception&) {
+    return out;
+  }
+  for (const auto& vi : copy.graph().value_info())
+    if (vi.has_type()) out[vi.name()] = vi.type();
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin) {
+  const std::string& f = origin;
+  if (!proto.has_graph()) throw Error(f + ": not an ONNX model (no graph)");
+  if (proto.ir_version() <= 0) throw Error(f + ": not an ONNX model (no ir_version)");
+  if (proto.ir_version() > kMaxIrVersion)
+    throw Error(f + ": ONNX IR version " + std::to_string(proto.ir_version()) + " is newer than the supported " +
+                std::to_string(kMaxIrVersion) + " (ONNX 1.12)");
+  if (proto.ir_version() < 3)
+    throw Error(f + ": ONNX IR version " + std::to_string(proto.ir_version()) + " is older than the supported 3");
+  if (proto.opset_import_size() == 0) throw Error(f + ": model imports no opset (opset_import is empty)");
+  if (proto.functions_size() > 0) throw Error(f + ": model-local functions are not supported");
+
+  auto model = std::make_unique<ir::Model>();
+  model->ir_version = proto.ir_version();
+  for (const auto& o : proto.opset_import()) model->opset_imports.emplace_back(o.domain(), o.version());
+  model->producer_name = proto.producer_name();
+  model->producer_version = proto.producer_version();
+  model->domain = proto.domain();
+  model->doc_string = proto.doc_string();
+  model->model_version = proto.model_version();
+  for (const auto& p : proto.metadata_props()) model->metadata_props.emplace_back(p.key(), p.value());
+
+  const onnx::GraphProto& gp = proto.graph();
+  ir::Graph& g = model->graph;
+  g.name = gp.name();
+  g.doc_string = gp.doc_string();
+  if (gp.sparse_initializer_size() > 0) throw Error(f + ": sparse initializers are not supported");
+
+  auto define = [&](const std::string& name, const std::string& by) -> ir::Value* {
+    if (name.empty()) throw Error(f + ": " + by + " defines a value with an empty name");
+    if (g.find_value(name)) throw Error(f + ": value '" + name + "' is defined twice (again by " + by + ")");
+    return g.add_value(name);
+  };
+
+  for (const auto& t : gp.initializer()) {
+    ir::Value* v = define(t.name(), "an initializer");
+    v->constant = std::make_shared<ir::Tensor>(tensor_from_proto(t, f + ": initializer '" + t.name() + "'"));
+    v->type.dtype = v->constant->dtype;
+    v->type.onnx_elem_type = t.data_type();
+    std::vector<ir::Dim> dims;
+    for (int64_t d : v->constant->shape) dims.push_back(ir::Dim{d, ""});
+    v->type.shape = dims;
+  }
+  for (const auto& in : gp.input()) {
+    ir::Value* v = g.find_value(in.name());
+    if (v && (!v->constant || v->is_graph_input))
+      throw Error(f + ": graph input '" + in.name() + "' is listed twice");
+    if (!v) {
+      v = define(in.name(), "graph input");
+      if (!in.has_type()) throw Error(f + ": graph input '" + in.name() + "' has no type");
+      v->type = type_from_proto(in.type(), f + ": graph input '" + in.name() + "'");
+    }
+    v->is_graph_input = true;
+    g.inputs.push_back(v);
+  }
+
+  // Outputs first, so that node inputs may refer forward (cycles are found below).
+  std::vector<ir::Node*> nodes;
+  nodes.reserve(gp.node_size());
+  for (int k = 0; k < gp.node_size(); ++k) {
+    const auto& np = gp.node(k);
+    if (np.op_type().empty()) throw Error(f + ": " + node_label(np, k) + " has no op_type");
+    std::vector<ir::Value*> outs;
+    for (const auto& o : np.output()) outs.push_back(o.empty() ? nullptr : define(o, node_label(np, k)));
+    ir::Node* n = g.add_node(np.op_type(), {}, outs, np.name());
+    n->domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n->doc_string = np.doc_string();
+    nodes.push_back(n);
+  }
+  std::unordered_set<std::string> sub_reads;
+  for (int k = 0; k < gp.node_size(); ++k) {
+    const auto& np = gp.node(k);
+    ir::Node* n = nodes[k];
+    for (int i = 0; i < np.input_size(); ++i) {
+      const std::string& in = np.input(i);
+      ir::Value* v = nullptr;
+      if (!in.empty()) {
+        v = g.find_value(in);
+        if (!v) throw Error(f + ": " + node_label(np, k) + ": input '" + in +
+                            "' is not a graph input, an initializer or a node output");
+      }
+      g.set_input(n, i, v);
+    }
+    for (const auto& a : np.attribute()) {
+      if (a.name().empty()) throw Error(f + ": " + node_label(np, k) + " has an attribute without a name");
+      n->attrs[a.name()] = attribute_from_proto(a, f + ": " + node_label(np, k));
+      if (a.has_g() || a.graphs_size()) {
+        sub_reads.clear();
+        if (a.has_g()) collect_subgraph_reads(a.g(), sub_reads);
+        for (const auto& sg : a.graphs()) collect_subgraph_reads(sg, sub_reads);
+        std::set<std::string> sorted(sub_reads.begin(), sub_reads.end());
+        for (const auto& name : sorted)
+          if (ir::Value* v = g.find_value(name)) {
+            v->pinned = true;
+            n->implicit_inputs.push_back(v);
+          }
+      }
+    }
+  }
+  for (const auto& out : gp.output()) {
+    ir::Value* v = g.find_value(out.name());
+    if (!v) throw Error(f + ": graph output '" + out.name() + "' is not produced by any node, input or initializer");
+    if (out.has_type()) {
+      ir::TypeInfo t = type_from_proto(out.type(), f + ": graph output '" + out.name() + "'");
+      if (!v->constant || t.shape) v->type = t;
+    }
+    v->is_graph_output = true;
+    g.outputs.push_back(v);
+  }
+  for (const auto& vi : gp.value_info()) {
+    ir::Value* v = g.find_value(vi.name());
+    if (!v || !vi.has_type()) continue;
+    v->type = type_from_proto(vi.type(), f + ": value_info '" + vi.name() + "'");
+    v->declared = true;
+  }
+  try {
+    g.topological_order();
+  } catch (const std::runtime_error& e) {
+    throw Error(f + ": " + e.what());
+  }
+  for (const auto& v : g.values())
+    if (v->constant && v->uses.empty() && !v->is_graph_input && !v->is_graph_output) v->keep = true;
+  // Fill unknown types from shape inference.
+  auto inferred = inferred_types(proto);
+  for (const auto& v : g.values()) {
+    if (v->constant || v->is_graph_input || v->declared) continue;
+    auto it = inferred.find(v->name);
+    if (it == inferred.end()) continue;
+    try {
+      ir::TypeInfo t = type_from_proto(it->second, f + ": value '" + v->name + "'");
+      if (t.shape || !v->type.shape) v->type = t;
+    } catch (const Error&) {
+      // inference produced a nonsense dim: leave the type unknown
+    }
+  }
+  return model;
+}
+
+}  // namespace batchconv::io

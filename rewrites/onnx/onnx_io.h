@@ -1,0 +1,71 @@
+// ONNX <-> graph IR: import, export, ONNX text syntax, atomic file writes.
+//
+// Binary files are onnx::ModelProto; text files (.onnxtxt, .txt) use ONNX's
+// text syntax (onnx/defs/parser.h). Every error is an io::Error whose message
+// starts with the file (or "<text>") and names the node or value at fault.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace onnx {
+class ModelProto;
+class TensorProto;
+}  // namespace onnx
+
+namespace batchconv::io {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Highest ONNX IR version this build understands (ONNX 1.12).
+constexpr int64_t kMaxIrVersion = 8;
+// Dimensions above this are rejected as corrupt rather than allocated.
+constexpr int64_t kMaxDim = int64_t(1) << 40;
+
+// ModelProto -> IR. Runs ONNX shape inference on a copy to fill value types.
+// Throws Error on missing/undefined inputs, duplicate producers, cycles,
+// bad initializers, huge dims, unsupported IR versions.
+std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin);
+// IR -> ModelProto, nodes in topological order, only initializers still used.
+onnx::ModelProto export_model(const ir::Model& model);
+
+// Tensor conversions (shared with the importer of attributes and by tests).
+ir::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what);
+onnx::TensorProto tensor_to_proto(const ir::Tensor& t, const std::string& name);
+
+// Files. is_text_path: .onnxtxt / .txt / .onnxtext.
+bool is_text_path(const std::string& path);
+onnx::ModelProto read_model_proto(const std::string& path);
+// Writes atomically: temp file in the same folder, fsync, rename; on any
+// failure the temp file is removed and the destination is left untouched.
+void write_model_proto(const onnx::ModelProto& proto, const std::string& path);
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
+std::unique_ptr<ir::Model> load_model(const std::string& path);
+void save_model(const ir::Model& model, const std::string& path);
+
+// ONNX text syntax. Names that are not identifiers in that syntax ("input.4",
+// "onnx::Conv_3") are printed sanitized ("input_4", "onnx__Conv_3").
+// Node names, value_info and metadata_props have no text form in ONNX 1.12.
+std::string to_text(const onnx::ModelProto& proto);
+onnx::ModelProto parse_text(const std::string& text, const std::string& origin);
+std::string print_model(const ir::Model& model);  // to_text(export_model(model))
+std::unique_ptr<ir::Model> parse_model(const std::string& text, const std::string& origin = "<text>");
+
+// Deep copy through export/import.
+std::unique_ptr<ir::Model> clone_model(const ir::Model& model);
+
+// Refreshes value types from ONNX shape inference (keeps known shapes where
+// inference has nothing). Errors inside inference are ignored.
+void infer_shapes(ir::Model& model);
+
+// onnx::checker::check_model plus strict shape inference; throws Error naming
+// what the checker said.
+void check_model(const onnx::ModelProto& proto, const std::string& origin);
+
+}  // namespace batchconv::io
