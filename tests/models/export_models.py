@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""Regenerates the PyTorch-exported test models in this folder.
+
+Run with Debian's interpreter (torch 1.13 + onnx 1.12):
+    /usr/bin/python3 tests/models/export_models.py [out_dir]
+
+For every pattern and opset (13 and 17) it writes
+    <name>_opset<NN>.onnx           the model as torch.onnx.export writes it
+    <name>_opset<NN>.input_<i>.pb   onnx.TensorProto of each input (random, fixed seed)
+    <name>_opset<NN>.output_<i>.pb  onnx.TensorProto of each output computed by PyTorch
+The files are test data for tests/passes (and the compile issue): keep them small.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+OPSETS = (13, 17)
+
+
+class Seed1Program(nn.Module):
+    """Seed 1 as posted: x (N, 16) -> x.t().repeat(4, 1) -> Conv1d(64, 64, 1, groups=4), unbatched."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Conv1d(64, 64, kernel_size=1, groups=4, bias=True)
+
+    def forward(self, x):
+        return self.layer(x.t().repeat(4, 1))
+
+
+class RepeatTile(nn.Module):
+    """x (n, 16, L) -> x.repeat(1, R, 1) -> Conv1d(16R, cout, k, groups=G)."""
+
+    def __init__(self, repeat=4, groups=4, cout=64, k=1):
+        super().__init__()
+        self.repeat = repeat
+        self.layer = nn.Conv1d(16 * repeat, cout, kernel_size=k, groups=groups, bias=True)
+
+    def forward(self, x):
+        return self.layer(x.repeat(1, self.repeat, 1))
+
+
+class RepeatExpand(nn.Module):
+    """x (n, 16, L) -> unsqueeze(1).expand(-1, 4, -1, -1).reshape(n, 64, L) -> Conv1d groups=4."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Conv1d(64, 64, kernel_size=1, groups=4, bias=True)
+
+    def forward(self, x):
+        n, c, length = x.shape
+        r = x.unsqueeze(1).expand(-1, 4, -1, -1).reshape(n, 4 * c, length)
+        return self.layer(r)
+
+
+class Seed2Program(nn.Module):
+    """Seed 2's desired computation: the batch cut into G groups, each with its own filters, cat back."""
+
+    def __init__(self, groups=2, cin=3, cout=4, k=3):
+        super().__init__()
+        self.groups = groups
+        self.w = nn.Parameter(torch.randn(groups, cout, cin, k, k) * 0.2)
+        self.b = nn.Parameter(torch.randn(groups, cout) * 0.1)
+
+    def forward(self, x):
+        sub = x.shape[0] // self.groups
+        out = []
+        for i in range(self.groups):
+            out.append(F.conv2d(x[i * sub:(i + 1) * sub], self.w[i], self.b[i], padding=1))
+        return torch.cat(out)
+
+
+class Seed3Program(nn.Module):
+    """Seed 3's BatchConv2DLayer: x (b_i, b_j, c, h, w), per-task weights, permute/view grouped conv."""
+
+    def __init__(self, tasks=3, cin=3, cout=4, k=3):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(tasks, cout, cin, k, k) * 0.2)
+        self.bias = nn.Parameter(torch.randn(tasks, cout) * 0.1)
+
+    def forward(self, x):
+        b_i, b_j, c, h, w = x.shape
+        _, out_channels, in_channels, kh, kw = self.weight.shape
+        out = x.permute([1, 0, 2, 3, 4]).contiguous().view(b_j, b_i * c, h, w)
+        weight = self.weight.view(b_i * out_channels, in_channels, kh, kw)
+        out = F.conv2d(out, weight=weight, bias=None, stride=1, dilation=1, groups=b_i, padding=0)
+        out = out.view(b_j, b_i, out_channels, out.shape[-2], out.shape[-1])
+        out = out.permute([1, 0, 2, 3, 4])
+        return out + self.bias.unsqueeze(1).unsqueeze(3).unsqueeze(3)
+
+
+class ParallelConcat(nn.Module):
+    """Three convs with one geometry read x and are concatenated along channels."""
+
+    def __init__(self, groups=1):
+        super().__init__()
+        self.a = nn.Conv2d(8, 4, 3, padding=1, groups=groups)
+        self.b = nn.Conv2d(8, 6, 3, padding=1, groups=groups)
+        self.c = nn.Conv2d(8, 2, 3, padding=1, groups=groups)
+
+    def forward(self, x):
+        return torch.cat([self.a(x), self.b(x), self.c(x)], dim=1)
+
+
+class ParallelSeparate(nn.Module):
+    """Three convs with one geometry read x and are used separately."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 4, 1, stride=2)
+        self.b = nn.Conv2d(8, 6, 1, stride=2)
+        self.c = nn.Conv2d(8, 4, 1, stride=2)
+
+    def forward(self, x):
+        return torch.relu(self.a(x)), self.b(x) * 2.0, self.a(x) + self.c(x)
+
+
+def cases():
+    """(name, module, example inputs)."""
+    return [
+        ("seed1", Seed1Program(), (torch.randn(20, 16),)),
+        ("repeat_tile", RepeatTile(), (torch.randn(2, 16, 10),)),
+        ("repeat_expand", RepeatExpand(), (torch.randn(2, 16, 10),)),
+        ("repeat_tile_g8", RepeatTile(repeat=2, groups=8, cout=32, k=3), (torch.randn(2, 16, 10),)),
+        ("seed2", Seed2Program(groups=2), (torch.randn(6, 3, 8, 8),)),
+        ("seed2_g4", Seed2Program(groups=4, cin=2, cout=3), (torch.randn(8, 2, 6, 6),)),
+        ("seed3", Seed3Program(), (torch.randn(3, 2, 3, 8, 8),)),
+        ("parallel_concat", ParallelConcat(), (torch.randn(2, 8, 6, 6),)),
+        ("parallel_concat_g2", ParallelConcat(groups=2), (torch.randn(2, 8, 6, 6),)),
+        ("parallel_separate", ParallelSeparate(), (torch.randn(2, 8, 7, 7),)),
+    ]
+
+
+def write_tensor(path, name, array):
+    t = numpy_helper.from_array(np.ascontiguousarray(array), name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(2022)
+    for name, module, inputs in cases():
+        module.eval()
+        with torch.no_grad():
+            outputs = module(*inputs)
+        if isinstance(outputs, torch.Tensor):
+            outputs = (outputs,)
+        in_names = [f"x{i}" if len(inputs) > 1 else "x" for i in range(len(inputs))]
+        out_names = [f"y{i}" if len(outputs) > 1 else "y" for i in range(len(outputs))]
+        for opset in OPSETS:
+            stem = os.path.join(out_dir, f"{name}_opset{opset}")
+            torch.onnx.export(module, inputs, stem + ".onnx", opset_version=opset,
+                              input_names=in_names, output_names=out_names)
+            model = onnx.load(stem + ".onnx")
+            onnx.checker.check_model(model)
+            for i, (n, t) in enumerate(zip(in_names, inputs)):
+                write_tensor(f"{stem}.input_{i}.pb", n, t.numpy())
+            for i, (n, t) in enumerate(zip(out_names, outputs)):
+                write_tensor(f"{stem}.output_{i}.pb", n, t.numpy())
+            size = os.path.getsize(stem + ".onnx")
+            ops = sorted({node.op_type for node in model.graph.node})
+            print(f"{stem}.onnx: {size} bytes, {len(model.graph.node)} nodes, ops {ops}")
+            assert size < 100_000, f"{stem}.onnx is {size} bytes; keep test models under 100 KB"
+
+
+if __name__ == "__main__":
+    main()
