@@ -1,0 +1,21 @@
+// The seed workloads of issue 2 (full size, and a --quick smoke-test size).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "problem.h"
+#include "timing.h"
+
+namespace bcbench {
+
+struct Workload {
+  std::string id;     // "W2 G=16"
+  std::string title;  // what it is, for the table
+  ProblemSpec spec;
+  TimingPolicy timing;
+};
+
+std::vector<Workload> seed_workloads(bool quick);
+
+}  // namespace bcbench

@@ -1,0 +1,148 @@
+// batchconv's own ops, and the naive formulations run through batchconv's
+// grouped_conv: a loop of per-slice convs, and repeat + grouped conv.
+#include <functional>
+
+#include "methods.h"
+#include "parallel.h"
+
+namespace bcbench {
+namespace {
+
+using batchconv::TensorView;
+
+// y-slice view of a (N, B*Cout, ...) concatenated output for bank b.
+TensorView concat_slice(const Problem& p, int64_t b) {
+  const ConvGeom& g = p.slice;
+  const int64_t plane = g.oh * g.ow;
+  std::vector<int64_t> shape = {g.n, g.cout}, strides = {p.batch * g.cout * plane, plane};
+  if (!g.one_d) shape.push_back(g.oh), strides.push_back(g.ow);
+  shape.push_back(g.ow), strides.push_back(1);
+  return TensorView(p.y.data() + b * g.cout * plane, shape, strides);
+}
+
+std::vector<int64_t> tail(const std::vector<int64_t>& s) { return {s.begin() + 1, s.end()}; }
+
+class Direct : public Method {
+ public:
+  Direct() {
+    name = "batchconv";
+    family = Family::Batchconv;
+  }
+  void run(Problem& p) override {
+    const auto& s = p.spec;
+    switch (s.op) {
+      case Op::GroupedConv: batchconv::grouped_conv(p.xv, p.wv, p.bias_view(), p.yv, s.desc); break;
+      case Op::BatchedWeightConv:
+        batchconv::batched_weight_conv(p.xv, p.wv, p.bias_view(), p.yv, s.desc);
+        break;
+      case Op::BroadcastInputConv:
+        batchconv::broadcast_input_conv(p.xv, p.wv, p.bias_view(), p.yv, s.desc, s.layout);
+        break;
+      case Op::BatchedLinear:
+        batchconv::batched_linear(p.xv, p.wv, p.bias_view(), p.yv, s.desc.activation);
+        break;
+    }
+  }
+};
+
+// Dense conv: broadcast-input with the Concatenated layout and groups = 1 is a
+// plain conv of the shared x with the B filter banks stacked, w (B*Cout, ...).
+class Dense : public Method {
+ public:
+  Dense() {
+    name = "batchconv:dense";
+    family = Family::Batchconv;
+  }
+  void setup(Problem& p) override {
+    auto ws = tail(p.spec.w_shape);
+    ws[0] *= p.batch;
+    w_ = TensorView(p.w.data(), ws);
+    if (p.spec.bias) b_ = TensorView(p.b.data(), {p.batch * p.slice.cout});
+  }
+  void run(Problem& p) override {
+    batchconv::grouped_conv(p.xv, w_, p.spec.bias ? &b_ : nullptr, p.yv, p.spec.desc);
+  }
+
+ private:
+  TensorView w_, b_;
+};
+
+// Loop over the batch: one grouped_conv per slice b.
+class Loop : public Method {
+ public:
+  Loop() {
+    name = "batchconv:loop";
+    family = Family::Naive;
+  }
+  void run(Problem& p) override {
+    const auto& s = p.spec;
+    const auto ws = tail(s.w_shape);
+    const int64_t wstride = numel(ws), cout = ws[0];
+    const bool bw = s.op == Op::BatchedWeightConv;
+    const auto xs = bw ? tail(s.x_shape) : s.x_shape;
+    const int64_t xstride = bw ? numel(xs) : 0;
+    const bool batched_y = bw || s.layout == batchconv::BroadcastLayout::Batched;
+    const int64_t ystride = numel(tail(p.y_shape));
+    for (int64_t b = 0; b < p.batch; ++b) {
+      TensorView x(p.x.data() + b * xstride, xs), w(p.w.data() + b * wstride, ws);
+      TensorView bias(s.bias ? p.b.data() + b * cout : nullptr, {cout});
+      TensorView y = batched_y ? TensorView(p.y.data() + b * ystride, tail(p.y_shape)) : concat_slice(p, b);
+      batchconv::grouped_conv(x, w, s.bias ? &bias : nullptr, y, s.desc);
+    }
+  }
+};
+
+// What seed 1's author wrote: x.repeat(1, B, 1, 1) materialised, then one
+// grouped conv with B*groups groups. Output is the Concatenated layout.
+class RepeatGrouped : public Method {
+ public:
+  RepeatGrouped() {
+    name = "batchconv:repeat+grouped";
+    family = Family::Naive;
+  }
+  void setup(Problem& p) override {
+    const ConvGeom& g = p.slice;
+    inner_ = g.cin * g.h * g.w;
+    rep_ = Buffer(static_cast<size_t>(g.n * p.batch * inner_));
+    auto xs = p.spec.x_shape;
+    xs[1] *= p.batch;
+    xr_ = TensorView(rep_.data(), xs);
+    auto ws = tail(p.spec.w_shape);
+    ws[0] *= p.batch;
+    w_ = TensorView(p.w.data(), ws);
+    if (p.spec.bias) b_ = TensorView(p.b.data(), {p.batch * g.cout});
+    desc_ = p.spec.desc;
+    desc_.groups *= static_cast<int>(p.batch);
+  }
+  void run(Problem& p) override {
+    repeat1(p.x.data(), rep_.data(), p.slice.n, p.batch, inner_, bench_threads());
+    batchconv::grouped_conv(xr_, w_, p.spec.bias ? &b_ : nullptr, p.yv, desc_);
+  }
+
+ private:
+  int64_t inner_ = 0;
+  Buffer rep_;
+  TensorView xr_, w_, b_;
+  batchconv::ConvDesc desc_;
+};
+
+}  // namespace
+
+void add_batchconv_methods(const Problem& p, MethodList* out) {
+  auto add = [&](std::unique_ptr<Method> m, const std::string& what) {
+    m->what = what;
+    out->push_back(std::move(m));
+  };
+  const Op op = p.spec.op;
+  add(std::make_unique<Direct>(), std::string("batchconv::") + op_name(op) + " on the NCHW tensors");
+  if (op == Op::BroadcastInputConv && p.spec.layout == batchconv::BroadcastLayout::Concatenated) {
+    if (p.spec.desc.groups == 1)
+      add(std::make_unique<Dense>(), "batchconv::grouped_conv, groups=1, x shared, w as (B*Cout, Cin, ...)");
+    add(std::make_unique<RepeatGrouped>(),
+        "x.repeat(1,B,1,1) materialised, then batchconv::grouped_conv with groups=B*g");
+  }
+  if (op == Op::BatchedWeightConv || op == Op::BroadcastInputConv)
+    add(std::make_unique<Loop>(), "loop over b of batchconv::grouped_conv on slice b (zero-copy)");
+}
+
+}  // namespace bcbench
