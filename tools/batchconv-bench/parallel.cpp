@@ -21,6 +21,17 @@ void parallel_ranges(int64_t n, int threads, const std::function<void(int64_t, i
     fn(0, n);
     return;
   }
+#ifdef _OPENMP
+  // The OpenMP pool oneDNN uses too: no second set of threads competing with
+  // its spinning workers inside one method (e.g. transpose, conv, transpose).
+  const int64_t chunk_omp = (n + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t b = t * chunk_omp, e = std::min(n, b + chunk_omp);
+    if (b < e) fn(b, e);
+  }
+  return;
+#endif
   std::vector<std::thread> pool;
   const int64_t chunk = (n + threads - 1) / threads;
   for (int t = 1; t < threads; ++t) {
