@@ -162,14 +162,14 @@ void apply(ir::Model& model, const Group& grp, PassResult* r) {
       cins.push_back(old->inputs[k]);
     }
     if (cins.size() == 1) {
-      removed += match::replace_and_erase(g, old->outputs[0], u);
+      removed += match::replace_and_erase(g, old->outputs[0], u, /*take_name=*/true);
     } else {
       Value* cy = g.add_value(old->outputs[0]->name + "_merged");
       cy->type = old->outputs[0]->type;
       Node* nc = g.add_node("Concat", cins, {cy}, old->name + "_merged");
       copy_attrs(old, nc);
       ++added;
-      removed += match::replace_and_erase(g, old->outputs[0], cy);
+      removed += match::replace_and_erase(g, old->outputs[0], cy, /*take_name=*/true);
     }
     r->bytes_saved += before_bytes;
   } else {
@@ -207,7 +207,7 @@ void apply(ir::Model& model, const Group& grp, PassResult* r) {
         ++added;
         part = back;
       }
-      removed += match::replace_and_erase(g, y, part);
+      removed += match::replace_and_erase(g, y, part, /*take_name=*/true);
     }
     r->bytes_saved -= match::float_bytes(u);
   }

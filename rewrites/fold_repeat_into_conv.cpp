@@ -171,7 +171,7 @@ void apply(Graph& g, const Plan& p, PassResult* r) {
     g.add_node("Reshape", {bt, s}, {out}, conv->name + "_shuffle_merge");
     added += 5;
     extra_bytes = match::float_bytes(y);
-    removed += match::replace_and_erase(g, y, out);
+    removed += match::replace_and_erase(g, y, out, /*take_name=*/true);
   }
   if (old_in->producer) removed += match::erase_if_dead(g, old_in->producer);
   r->fired += 1;

@@ -195,7 +195,7 @@ void apply(ir::Model& model, const Plan& p, const PassOptions& options, PassResu
     }
     out = e.reshape(u, cat({G * n, M}, p.out_spatial), "y");
   }
-  int removed = match::replace_and_erase(g, y, out);
+  int removed = match::replace_and_erase(g, y, out, /*take_name=*/true);
   r->fired += 1;
   r->nodes_removed += removed - e.added;
   r->bytes_saved += p.slice_bytes + p.conv_out_bytes - after_bytes;

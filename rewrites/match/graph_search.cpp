@@ -129,10 +129,18 @@ int erase_if_dead(Graph& g, Node* n) {
   return removed;
 }
 
-int replace_and_erase(Graph& g, Value* old_out, Value* new_out) {
+int replace_and_erase(Graph& g, Value* old_out, Value* new_out, bool take_name) {
   Node* old = old_out->producer;
-  g.replace_all_uses(old_out, new_out);
-  return old ? erase_if_dead(g, old) : 0;
+  const std::string name = old_out->name;
+  g.replace_all_uses(old_out, new_out);  // a graph output's name moves to new_out here
+  const int removed = old ? erase_if_dead(g, old) : 0;
+  // Intermediates keep their names too, so rewritten graphs read like the originals.
+  if (take_name && new_out->producer && new_out->name != name && !old_out->pinned && !new_out->pinned &&
+      !new_out->is_graph_output && !new_out->is_graph_input) {
+    g.rename_value(old_out, g.unique_name(name + "_replaced"));
+    g.rename_value(new_out, name);
+  }
+  return removed;
 }
 
 void drop_if_unused_initializer(Graph& g, Value* v) {

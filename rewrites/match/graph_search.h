@@ -47,8 +47,10 @@ std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
 // initializers that were unused before the rewrite). Returns how many nodes were removed.
 int erase_if_dead(ir::Graph& g, ir::Node* n);
 // Moves every use of `old_out` (with its graph-output place and name, see Graph::replace_all_uses)
-// to `new_out`, then erases what became dead behind it. Returns how many nodes were removed.
-int replace_and_erase(ir::Graph& g, ir::Value* old_out, ir::Value* new_out);
+// to `new_out`, then erases what became dead behind it. With take_name, a `new_out` made by the
+// caller's rewrite (a node output) also takes an intermediate `old_out`'s name. Returns how many
+// nodes were removed.
+int replace_and_erase(ir::Graph& g, ir::Value* old_out, ir::Value* new_out, bool take_name = false);
 // Drops an initializer value the pass consumed once nothing uses it (graph inputs/outputs kept).
 void drop_if_unused_initializer(ir::Graph& g, ir::Value* v);
 
