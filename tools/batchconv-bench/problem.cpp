@@ -111,8 +111,15 @@ std::unique_ptr<Problem> make_problem(const ProblemSpec& spec, uint64_t seed) {
   p->spec = spec;
   const auto& xs = spec.x_shape;
   const auto& ws = spec.w_shape;
-  // Views without data first: the runtime's shape functions validate them.
-  TensorView x(nullptr, xs), w(nullptr, ws);
+  // The runtime's shape functions validate the shapes (and want data pointers).
+  if (xs.empty() || ws.empty()) throw std::invalid_argument(std::string(op_name(spec.op)) + ": x and w need shapes");
+  for (const auto* s : {&xs, &ws})
+    for (int64_t d : *s)
+      if (d <= 0) throw std::invalid_argument(std::string(op_name(spec.op)) + ": shape " + shape_str(*s) +
+                                              " has a non-positive dimension");
+  p->x = Buffer(numel(xs));
+  p->w = Buffer(numel(ws));
+  TensorView x(p->x.data(), xs), w(p->w.data(), ws);
   std::vector<int64_t> bshape;
   switch (spec.op) {
     case Op::GroupedConv:
@@ -152,8 +159,6 @@ std::unique_ptr<Problem> make_problem(const ProblemSpec& spec, uint64_t seed) {
       break;
     }
   }
-  p->x = Buffer(numel(xs));
-  p->w = Buffer(numel(ws));
   p->y = Buffer(numel(p->y_shape));
   fill_random(p->x.data(), p->x.size(), seed);
   fill_random(p->w.data(), p->w.size(), seed + 1);
