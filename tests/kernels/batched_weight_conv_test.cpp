@@ -1,0 +1,18 @@
+// batched_weight_conv: the swept parameter combinations of conv_cases.cpp against the
+// double-precision reference, on fresh random data (see test_support.h).
+#include <gtest/gtest.h>
+
+#include "conv_check.h"
+
+namespace batchconv::test {
+namespace {
+
+class BatchedWeightConvSweep : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(BatchedWeightConvSweep, MatchesReference) { check_conv_case(ConvOp::BatchedWeight, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Sweep, BatchedWeightConvSweep, ::testing::ValuesIn(conv_cases(ConvOp::BatchedWeight)),
+                         [](const ::testing::TestParamInfo<ConvCase>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace batchconv::test

@@ -1,0 +1,116 @@
+#include "conv_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+
+#include "reference.h"
+
+namespace batchconv::test {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<int64_t> row_major(const std::vector<int64_t>& extent) {
+  std::vector<int64_t> s(extent.size(), 1);
+  for (int i = static_cast<int>(extent.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * extent[i + 1];
+  return s;
+}
+
+// x of a batched-weight case: (B, N, Cin, ...), possibly a view of (N, B, Cin, ...) memory.
+Tensor make_batched_x(const ConvCase& c) {
+  const auto shape = c.spatial_shape({c.B, c.N}, c.cin(), c.H, c.W);
+  if (!c.permuted) return Tensor(shape, c.x_layout);
+  auto storage = shape;
+  std::swap(storage[0], storage[1]);
+  auto strides = row_major(storage);
+  std::swap(strides[0], strides[1]);
+  return Tensor::with_strides(shape, storage, strides);
+}
+
+// y of a broadcast-input case; the permuted Batched one lives in Concatenated memory.
+Tensor make_broadcast_y(const ConvCase& c) {
+  const int64_t oh = c.out_h(), ow = c.out_w();
+  if (c.layout == BroadcastLayout::Concatenated)
+    return Tensor(c.spatial_shape({c.N}, c.B * c.cout(), oh, ow), c.y_layout);
+  const auto shape = c.spatial_shape({c.B, c.N}, c.cout(), oh, ow);
+  if (!c.permuted) return Tensor(shape, c.y_layout);
+  const auto storage = c.spatial_shape({c.N}, c.B * c.cout(), oh, ow);
+  const int64_t plane = oh * ow;
+  std::vector<int64_t> strides{c.cout() * plane, c.B * c.cout() * plane, plane};
+  if (c.dims == 2) strides.push_back(ow);
+  strides.push_back(1);
+  return Tensor::with_strides(shape, storage, strides);
+}
+
+}  // namespace
+
+void check_conv_case(ConvOp op, const ConvCase& c) {
+  const std::string what = c.name;
+  SCOPED_TRACE(c.describe());
+  auto rng = case_rng(c.name);
+  const int64_t oh = c.out_h(), ow = c.out_w();
+  Tensor x, w, bias, y;
+  switch (op) {
+    case ConvOp::Grouped:
+      x = Tensor(c.spatial_shape({c.N}, c.cin(), c.H, c.W), c.x_layout);
+      w = Tensor(c.spatial_shape({c.cout()}, c.cin_g, c.KH, c.KW), c.w_layout);
+      bias = Tensor({c.cout()}, c.w_layout);
+      y = Tensor(c.spatial_shape({c.N}, c.cout(), oh, ow), c.y_layout);
+      break;
+    case ConvOp::BatchedWeight:
+      x = make_batched_x(c);
+      w = Tensor(c.spatial_shape({c.B, c.cout()}, c.cin_g, c.KH, c.KW), c.w_layout);
+      bias = Tensor({c.B, c.cout()}, c.w_layout);
+      y = Tensor(c.spatial_shape({c.B, c.N}, c.cout(), oh, ow), c.y_layout);
+      break;
+    case ConvOp::BroadcastInput:
+      x = Tensor(c.spatial_shape({c.N}, c.cin(), c.H, c.W), c.x_layout);
+      w = Tensor(c.spatial_shape({c.B, c.cout()}, c.cin_g, c.KH, c.KW), c.w_layout);
+      bias = Tensor({c.B, c.cout()}, c.w_layout);
+      y = make_broadcast_y(c);
+      break;
+  }
+  x.fill_random(rng, kNaN);
+  w.fill_random(rng, kNaN);
+  bias.fill_random(rng, kNaN);
+  poison_output(y);
+  const std::vector<float> x0 = x.storage(), w0 = w.storage(), b0 = bias.storage();
+  const TensorView* bv = c.bias ? bias.view_ptr() : nullptr;
+
+  std::vector<int64_t> ref_shape, runtime_shape;
+  std::vector<double> ref;
+  try {
+    switch (op) {
+      case ConvOp::Grouped:
+        runtime_shape = grouped_conv_output_shape(x.view(), w.view(), c.d);
+        grouped_conv(x.view(), w.view(), bv, y.view(), c.d);
+        ref = ref::grouped_conv(x.view(), w.view(), bv, c.d, &ref_shape);
+        break;
+      case ConvOp::BatchedWeight:
+        runtime_shape = batched_weight_conv_output_shape(x.view(), w.view(), c.d);
+        batched_weight_conv(x.view(), w.view(), bv, y.view(), c.d);
+        ref = ref::batched_weight_conv(x.view(), w.view(), bv, c.d, &ref_shape);
+        break;
+      case ConvOp::BroadcastInput:
+        runtime_shape = broadcast_input_conv_output_shape(x.view(), w.view(), c.d, c.layout);
+        broadcast_input_conv(x.view(), w.view(), bv, y.view(), c.d, c.layout);
+        ref = ref::broadcast_input_conv(x.view(), w.view(), bv, c.d, c.layout, &ref_shape);
+        break;
+    }
+  } catch (const std::exception& e) {
+    FAIL() << what << ": threw on valid input: " << e.what();
+  }
+  EXPECT_EQ(shape_str(runtime_shape), shape_str(ref_shape)) << what << ": *_output_shape helper";
+  expect_matches(y, ref, ref_shape, what);
+  EXPECT_TRUE(same_bits(x.storage(), x0)) << what << ": x was modified";
+  EXPECT_TRUE(same_bits(w.storage(), w0)) << what << ": w was modified";
+  EXPECT_TRUE(same_bits(bias.storage(), b0)) << what << ": bias was modified";
+}
+
+}  // namespace batchconv::test
