@@ -107,7 +107,15 @@ void print_tensor_value(std::ostream& os, const onnx::TensorProto& tp) {
   os << "]";
 }
 
-void print_tensor_data(std::ostream& os, const onnx::TensorProto& tp) {
+void print_tensor_data(std::ostream& os, const onnx::TensorProto& tp, int64_t max_elements = -1) {
+  if (max_elements >= 0) {
+    int64_t n = 1;
+    for (int64_t d : tp.dims()) n *= d;
+    if (n > max_elements) {
+      os << " {...}";
+      return;
+    }
+  }
   ir::Tensor t = tensor_from_proto(tp, "tensor '" + tp.name() + "'");
   os << " {";
   if (t.is_float()) {
@@ -154,7 +162,7 @@ void print_attribute(std::ostream& os, const onnx::AttributeProto& a) {
 
 }  // namespace
 
-std::string to_text(const onnx::ModelProto& p) {
+std::string to_text(const onnx::ModelProto& p, int64_t max_elements) {
   std::ostringstream os;
   os << "<\n  ir_version: " << p.ir_version() << ",\n  opset_import: [";
   for (int k = 0; k < p.opset_import_size(); ++k)
@@ -189,7 +197,7 @@ std::string to_text(const onnx::ModelProto& p) {
       os << (k ? ",\n " : "");
       print_tensor_value(os, t);
       os << " " << names(t.name()) << " =";
-      print_tensor_data(os, t);
+      print_tensor_data(os, t, max_elements);
     }
     os << ">\n";
   }

@@ -46,13 +46,17 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+std::string stdout_text(const onnx::ModelProto& out, const opt::Options& o) {
+  return io::to_text(out, o.print_full ? -1 : 64);
+}
+
 void emit(const onnx::ModelProto& out, const opt::Options& o) {
   if (o.output.empty() || o.output == "-") {
-    std::cout << io::to_text(out);
+    std::cout << stdout_text(out, o);
     return;
   }
   io::write_model_proto(out, o.output);
-  if (o.print) std::cout << io::to_text(out);
+  if (o.print) std::cout << stdout_text(out, o);
 }
 
 int run(const opt::Options& o) {
@@ -72,7 +76,7 @@ int run(const opt::Options& o) {
     try {
       onnx::ModelProto source = io::parse_text(parts[k], origin);
       auto model = io::import_model(source, origin);
-      std::cout << io::to_text(opt::process_model(std::move(model), source, origin, o, std::cerr));
+      std::cout << stdout_text(opt::process_model(std::move(model), source, origin, o, std::cerr), o);
     } catch (const std::exception& e) {
       std::cerr << "batchconv-opt: " << e.what() << "\n";
       status = 1;

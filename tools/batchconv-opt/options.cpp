@@ -31,6 +31,8 @@ options:
   --emit-batchconv-ops    emit the project's own ops (domain batchconv) where a pass can
   --split-input-file      split a text input at lines '// -----' (or '# -----'), process each
                           part on its own, print the results separated by '// -----'
+  --print-full            print all initializer data (text on stdout shows '{...}' for
+                          initializers over 64 elements; files written as text are complete)
   --no-check              do not run onnx::checker and shape inference on the output
   --help, --version
 exit status: 0 success, 1 error (bad model, failed pass, failed --verify, failed write), 2 usage
@@ -108,6 +110,8 @@ Options parse_options(int argc, char** argv) {
       o.emit_batchconv_ops = true;
     } else if (a == "--split-input-file") {
       o.split_input_file = true;
+    } else if (a == "--print-full") {
+      o.print_full = true;
     } else if (a == "--no-check") {
       o.no_check = true;
     } else if (a == "--help" || a == "-h") {

@@ -32,6 +32,7 @@ struct Options {
   bool emit_batchconv_ops = false;
   bool split_input_file = false;
   bool no_check = false;             // skip onnx::checker on the output
+  bool print_full = false;           // print every initializer's data (stdout text elides big ones)
   bool help = false;
   bool version = false;
 };
