@@ -34,7 +34,7 @@ class Plain : public Method {
 // timed, the reorders of x, w (setup) and y (finish) are not.
 class AnyLayout : public Method {
  public:
-  explicit AnyLayout(ConvGeom g) : g_(g) {}
+  explicit AnyLayout(ConvGeom g) : g_(g) { full_op = false; }
   void setup(Problem& p) override {
     conv_ = std::make_unique<OnednnConv>(g_, p.spec.bias, Layout::Any);
     impl = conv_->impl();
