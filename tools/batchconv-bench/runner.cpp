@@ -59,11 +59,14 @@ std::vector<MethodResult> run_methods(Problem& p, const CheckPlan& plan, const R
     mem::reset_peak();
     try {
       m.setup(p);
+      const double t0 = now_seconds();
       m.run(p);  // first run: part of the memory measurement, and the first warm-up
+      const double first = now_seconds() - t0;
       r.extra_bytes = mem::peak_bytes() - live0;
       r.rss_extra_bytes = std::max<int64_t>(0, mem::rss_peak_bytes() - rss0);
       TimingPolicy tp = o.timing;
       tp.warmup = std::max(0, tp.warmup - 1);
+      if (first > o.slow_run_seconds) tp.warmup = 0, tp.min_reps = tp.max_reps = 1;
       r.timing = time_runs([&] { m.run(p); }, tp);
       m.finish(p);
       r.impl = m.impl;

@@ -32,6 +32,9 @@ struct RunOptions {
   // Method names or families ("batchconv", "onednn", "naive") to run; empty = all.
   std::vector<std::string> only;
   bool verbose = false;  // progress lines on stderr
+  // When the first (untimed) run takes longer than this, time only one more
+  // run: keeps a full benchmark bounded when a method is very slow.
+  double slow_run_seconds = 1e30;
 };
 
 bool method_selected(const Method& m, const std::vector<std::string>& only);
