@@ -42,6 +42,12 @@ std::optional<ConvGeometry> read_conv(Node* n, std::string* reason) {
     if (ks != std::vector<int64_t>(c.wshape.begin() + 2, c.wshape.end()))
       return fail("kernel_shape " + shape_str(ks) + " differs from weight shape " + shape_str(c.wshape));
   }
+  if (c.b) {
+    auto bs = match::static_shape(c.b);
+    if (bs && (bs->size() != 1 || (*bs)[0] != c.wshape[0]))
+      return fail("bias '" + c.b->name + "' has shape " + shape_str(*bs) + ", expected (" +
+                  std::to_string(c.wshape[0]) + ")");
+  }
   c.strides = n->attr_ints("strides", std::vector<int64_t>(c.spatial, 1));
   c.dilations = n->attr_ints("dilations", std::vector<int64_t>(c.spatial, 1));
   c.pads = n->attr_ints("pads", std::vector<int64_t>(2 * c.spatial, 0));

@@ -29,8 +29,19 @@ bool is_candidate(Node* conv) {
          !v->producer->inputs.empty())
     v = v->producer->inputs[0];
   if (!v || !v->producer || !v->producer->domain.empty()) return false;
-  const std::string& op = v->producer->op_type;
-  return op == "Tile" || op == "Concat" || op == "Reshape";
+  const Node* p = v->producer;
+  if (p->op_type == "Tile") return true;
+  if (p->op_type == "Concat") {  // only when some input repeats: plain concatenations are no candidates
+    for (size_t i = 0; i < p->inputs.size(); ++i)
+      for (size_t j = i + 1; j < p->inputs.size(); ++j)
+        if (p->inputs[i] == p->inputs[j]) return true;
+    return false;
+  }
+  if (p->op_type == "Reshape") {  // Reshape(Expand(..)): the unsqueeze/expand/reshape form
+    const Value* e = p->inputs.empty() ? nullptr : p->inputs[0];
+    return e && e->producer && e->producer->op_type == "Expand";
+  }
+  return false;
 }
 
 std::string plan_fold(Node* conv, Plan* p) {

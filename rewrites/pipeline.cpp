@@ -10,6 +10,7 @@
 #include "fold_constants.h"
 #include "fold_repeat_into_conv.h"
 #include "fuse_batch_slices_into_batched_conv.h"
+#include "raise_transposed_grouped_conv_to_batched_conv.h"
 
 namespace batchconv::rewrites {
 
@@ -26,6 +27,9 @@ const std::vector<Pass>& default_pipeline() {
       {"fuse_batch_slices_into_batched_conv",
        "batch slices each through its own Conv, concatenated back -> one batched-weight conv",
        fuse_batch_slices_into_batched_conv},
+      {"raise_transposed_grouped_conv_to_batched_conv",
+       "transpose + grouped Conv + inverse transpose (seed 3) -> batchconv.BatchedWeightConv (with --emit-batchconv-ops)",
+       raise_transposed_grouped_conv_to_batched_conv},
       {"combine_parallel_convs", "Convs with one input and one geometry -> one Conv (+ Split)",
        combine_parallel_convs},
       // dead-node removal (IR owner) goes last:

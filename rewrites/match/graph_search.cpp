@@ -80,6 +80,41 @@ std::optional<int64_t> rank_of(const Value* v) {
   return static_cast<int64_t>(v->type.shape->size());
 }
 
+std::optional<std::vector<int64_t>> reshape_output(const std::vector<int64_t>& in, std::vector<int64_t> o,
+                                                   bool allowzero) {
+  int64_t total = 1, known = 1, infer = -1;
+  for (int64_t d : in) total *= d;
+  for (size_t i = 0; i < o.size(); ++i) {
+    if (o[i] == 0 && !allowzero) {
+      if (i >= in.size()) return std::nullopt;
+      o[i] = in[i];
+    }
+    if (o[i] == -1) {
+      if (infer >= 0) return std::nullopt;
+      infer = static_cast<int64_t>(i);
+    } else if (o[i] < 0) {
+      return std::nullopt;
+    } else {
+      known *= o[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || total % known) return std::nullopt;
+    o[infer] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  return o;
+}
+
+std::optional<std::vector<int64_t>> reshape_output(const Node* n) {
+  if (n->op_type != "Reshape" || n->inputs.size() < 2 || !n->inputs[0] || !n->inputs[1]) return std::nullopt;
+  auto in = static_shape(n->inputs[0]);
+  auto t = constant_ints(n->inputs[1]);
+  if (!in || !t) return std::nullopt;
+  return reshape_output(*in, *t, n->attr_int("allowzero", 0) != 0);
+}
+
 std::vector<Node*> consumers(const Value* v, const std::string& op_type, int slot) {
   std::vector<Node*> out;
   for (const auto& u : v->uses) {

@@ -30,6 +30,13 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Value* v);
 // Rank when known from the type or constant data.
 std::optional<int64_t> rank_of(const ir::Value* v);
 
+// Output shape of a Reshape of a tensor of static shape `in` to `target` (0 copies the input dim
+// unless allowzero, one -1 is inferred); nullopt when invalid.
+std::optional<std::vector<int64_t>> reshape_output(const std::vector<int64_t>& in, std::vector<int64_t> target,
+                                                   bool allowzero);
+// The same for a Reshape node whose input shape is static and whose target is constant.
+std::optional<std::vector<int64_t>> reshape_output(const ir::Node* reshape);
+
 // Nodes using v at input slot `slot` (any slot when slot < 0) with the given op type and domain "".
 std::vector<ir::Node*> consumers(const ir::Value* v, const std::string& op_type, int slot = -1);
 // Number of uses, counting being a graph output as one use.

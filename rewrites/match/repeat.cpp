@@ -110,27 +110,9 @@ RepeatSearch match_unsqueeze_expand_reshape(Node* reshape) {
   const int64_t count = e[*a];
   auto t = constant_ints(reshape->inputs[1]);
   if (!t) return fail("Reshape shape is not constant");
-  const bool allowzero = reshape->attr_int("allowzero", 0) != 0;
-  std::vector<int64_t> o = *t;
-  int64_t known = 1, infer = -1;
-  int64_t total = 1;
-  for (int64_t d : e) total *= d;
-  for (size_t i = 0; i < o.size(); ++i) {
-    if (o[i] == 0 && !allowzero) {
-      if (i >= e.size()) return fail("Reshape copies a missing axis");
-      o[i] = e[i];
-    }
-    if (o[i] == -1) {
-      if (infer >= 0) return fail("Reshape has two -1 dims");
-      infer = static_cast<int64_t>(i);
-    } else {
-      known *= o[i];
-    }
-  }
-  if (infer >= 0) {
-    if (known == 0 || total % known) return fail("Reshape -1 cannot be inferred");
-    o[infer] = total / known;
-  }
+  auto out = reshape_output(e, *t, reshape->attr_int("allowzero", 0) != 0);
+  if (!out) return fail("Reshape shape does not fit the expanded tensor");
+  const std::vector<int64_t>& o = *out;
   std::vector<int64_t> tiled = *xs, interleaved = *xs;
   if (*a < n) tiled[*a] *= count;
   if (*a > 0) interleaved[*a - 1] *= count;

@@ -17,9 +17,10 @@ std::optional<AxisRange> fail(std::string* why, std::string text) {
   return std::nullopt;
 }
 
+// An optional int list given as input `index` (nullptr or missing: absent) or as attribute `attr`;
+// empty when neither. nullopt when given but not constant.
 std::optional<std::vector<int64_t>> input_or_attr(const Node* n, size_t index, const char* attr) {
   if (n->inputs.size() > index && n->inputs[index]) return constant_ints(n->inputs[index]);
-  if (n->inputs.size() > index) return std::nullopt;
   if (n->attr(attr)) return n->attr_ints(attr);
   return std::vector<int64_t>{};
 }

@@ -121,6 +121,18 @@ TEST_P(ExportedModel, Seed2AsTheProjectsOwnOp) {
   expect_matches_pytorch(*after, load_stored(stem), "rewritten");
 }
 
+TEST_P(ExportedModel, Seed3AsTheProjectsOwnOp) {
+  const std::string stem = "seed3_opset" + std::to_string(GetParam());
+  auto before = io::load_model(kDir + "/" + stem + ".onnx");
+  auto after = clone(*before);
+  rewrites::PassOptions o;
+  o.emit_batchconv_ops = true;
+  run_pipeline(*after, o);
+  EXPECT_EQ(count_ops(*after, "Conv") + count_ops(*after, "Transpose") + count_ops(*after, "Add"), 0);
+  EXPECT_EQ(count_ops(*after, "BatchedWeightConv", "batchconv"), 1);
+  expect_matches_pytorch(*after, load_stored(stem), "rewritten");
+}
+
 INSTANTIATE_TEST_SUITE_P(Opsets, ExportedModel, ::testing::Values(13, 17));
 
 }  // namespace

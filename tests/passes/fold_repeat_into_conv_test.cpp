@@ -221,10 +221,10 @@ TEST(FoldRepeatIntoConv, DoesNotRewriteConcatOfDifferentValues) {
   ModelText t(13, 1);
   t.input("float[2,4,5] x");
   t.input("float[2,4,5] z");
-  t.output("float[2,8,5] y");
-  t.weight("w", {8, 4, 1});
-  t.node("r = Concat<axis=1>(x, z)");
-  t.node("y = Conv<group=2>(r, w)");
+  t.output("float[2,12,5] y");
+  t.weight("w", {12, 4, 1});
+  t.node("r = Concat<axis=1>(x, x, z)");
+  t.node("y = Conv<group=3>(r, w)");
   expect_skip(t.str(), "not all the same value");
 }
 
