@@ -80,12 +80,15 @@ class SgemmLoop : public Method {
 }  // namespace
 
 void add_linear_methods(const Problem& p, MethodList* out) {
-  (void)p;
-  auto m = std::make_unique<Matmul>();
-  m->name = "onednn:matmul";
-  m->family = Family::Onednn;
-  m->what = "oneDNN batched matmul primitive (shared x as a broadcast batch dim)";
-  out->push_back(std::move(m));
+  // oneDNN 2.6 runs a matmul whose src batch is broadcast (shared x) through
+  // its reference kernel (thousands of times slower): only for a batched x.
+  if (!p.shared_x) {
+    auto m = std::make_unique<Matmul>();
+    m->name = "onednn:matmul";
+    m->family = Family::Onednn;
+    m->what = "oneDNN batched matmul primitive";
+    out->push_back(std::move(m));
+  }
   auto s = std::make_unique<SgemmLoop>();
   s->name = "onednn:sgemm-loop";
   s->family = Family::Onednn;

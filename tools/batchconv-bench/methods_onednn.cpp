@@ -1,5 +1,7 @@
 // oneDNN 2.6 peers on the same NCHW memory, and the naive formulations run
 // through oneDNN (repeat + grouped conv; a loop of per-slice convs).
+#include <cstring>
+
 #include "methods.h"
 #include "onednn_conv.h"
 #include "parallel.h"
@@ -63,25 +65,35 @@ class Loop : public Method {
   void setup(Problem& p) override {
     std::vector<int64_t> strides;
     const int64_t plane = g_.oh * g_.ow;
-    // Slice b of a Concatenated y is strided unless N = 1 (oneDNN runs a strided
-    // dst through its slow reference kernel, so avoid it where it is contiguous).
-    if (y_concat_ && g_.n > 1) strides = {p.batch * g_.cout * plane, plane, g_.ow, 1};
-    conv_ = std::make_unique<OnednnConv>(g_, p.spec.bias, Layout::Plain, strides);
+    (void)plane;
+    conv_ = std::make_unique<OnednnConv>(g_, p.spec.bias, Layout::Plain);
     impl = conv_->impl();
+    // Slice b of a Concatenated y is strided unless N = 1; oneDNN would run a
+    // strided dst through its slow reference kernel, so convolve into a
+    // temporary and copy it into place (what torch.cat does).
+    if (y_concat_ && g_.n > 1) tmp_ = Buffer(static_cast<size_t>(y_slice_elems(g_)));
   }
   void run(Problem& p) override {
     const int64_t xs = x_batched_ ? g_.n * g_.cin * g_.h * g_.w : 0;
     const int64_t ws = g_.cout * (g_.cin / g_.groups) * g_.kh * g_.kw;
     const int64_t ys = y_concat_ ? g_.cout * g_.oh * g_.ow : y_slice_elems(g_);
-    for (int64_t b = 0; b < p.batch; ++b)
-      conv_->execute(p.x.data() + b * xs, p.w.data() + b * ws, bias_ptr(p, b * g_.cout),
-                     p.y.data() + b * ys);
+    const int64_t plane = g_.cout * g_.oh * g_.ow;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      float* dst = tmp_.size() ? tmp_.data() : p.y.data() + b * ys;
+      conv_->execute(p.x.data() + b * xs, p.w.data() + b * ws, bias_ptr(p, b * g_.cout), dst);
+      if (tmp_.size())  // tmp (N, Cout, ...) -> y[:, b*Cout:(b+1)*Cout]
+        parallel_ranges(g_.n, copy_threads(g_.n * plane, bench_threads()), [&](int64_t lo, int64_t hi) {
+          for (int64_t n = lo; n < hi; ++n)
+            std::memcpy(p.y.data() + (n * p.batch + b) * plane, dst + n * plane, plane * sizeof(float));
+        });
+    }
   }
 
  private:
   ConvGeom g_;
   bool x_batched_, y_concat_;
   std::unique_ptr<OnednnConv> conv_;
+  Buffer tmp_;
 };
 
 // Seed 2/3's grouped-conv trick with the correct transpose:
@@ -207,7 +219,9 @@ void add_onednn_methods(const Problem& p, MethodList* out) {
         add(std::make_unique<RepeatOrDenseT>(g, p.batch, false), "onednn:repeat+grouped", Family::Naive,
             "x.repeat(1,B,1,1) materialised, then oneDNN grouped conv with groups=B*g");
       add(std::make_unique<Loop>(g, false, concat), "onednn:loop", Family::Onednn,
-          "loop over b of a oneDNN conv of the shared x with w[b] (zero-copy)");
+          concat && g.n > 1 ? "loop over b of a oneDNN conv of the shared x with w[b] into a temporary, "
+                              "copied into y's channel slice b"
+                            : "loop over b of a oneDNN conv of the shared x with w[b] (zero-copy)");
       break;
     }
     case Op::BatchedLinear: break;

@@ -42,8 +42,13 @@ void parallel_ranges(int64_t n, int threads, const std::function<void(int64_t, i
   for (auto& th : pool) th.join();
 }
 
+// Below this many bytes a copy is not worth waking a second thread for.
+constexpr int64_t kParallelCopyBytes = int64_t(1) << 20;
+
+int copy_threads(int64_t floats, int threads) { return floats * 4 < kParallelCopyBytes ? 1 : threads; }
+
 void transpose01(const float* src, float* dst, int64_t a, int64_t b, int64_t inner, int threads) {
-  parallel_ranges(a * b, threads, [&](int64_t lo, int64_t hi) {
+  parallel_ranges(a * b, copy_threads(a * b * inner, threads), [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {  // k = j * a + i over dst rows
       const int64_t j = k / a, i = k % a;
       std::memcpy(dst + k * inner, src + (i * b + j) * inner, inner * sizeof(float));
@@ -52,7 +57,7 @@ void transpose01(const float* src, float* dst, int64_t a, int64_t b, int64_t inn
 }
 
 void repeat1(const float* src, float* dst, int64_t n, int64_t copies, int64_t inner, int threads) {
-  parallel_ranges(n * copies, threads, [&](int64_t lo, int64_t hi) {
+  parallel_ranges(n * copies, copy_threads(n * copies * inner, threads), [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k)
       std::memcpy(dst + k * inner, src + (k / copies) * inner, inner * sizeof(float));
   });

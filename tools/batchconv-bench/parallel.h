@@ -17,6 +17,9 @@ void transpose01(const float* src, float* dst, int64_t a, int64_t b, int64_t inn
 // (what x.repeat(1, copies, 1, 1) materialises).
 void repeat1(const float* src, float* dst, int64_t n, int64_t copies, int64_t inner, int threads);
 
+// `threads`, or 1 when copying `floats` floats is too small to split.
+int copy_threads(int64_t floats, int threads);
+
 // Threads the naive formulations use (the bench's --threads).
 int bench_threads();
 void set_bench_threads(int n);
