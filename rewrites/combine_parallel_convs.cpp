@@ -123,16 +123,17 @@ void apply(ir::Model& model, const Group& grp, PassResult* r) {
   // Output blocks ordered (group j, conv i); with one group simply conv after conv.
   std::vector<float> w(total * per), b;
   if (c0.b) b.resize(total);
+  std::vector<std::vector<float>> wds, bds;
+  for (const auto& c : grp.convs) {
+    wds.push_back(*float_data(c.w));
+    if (c0.b) bds.push_back(*float_data(c.b));
+  }
   int64_t at = 0;
   for (int64_t j = 0; j < groups; ++j)
-    for (const auto& c : grp.convs) {
-      const int64_t mg = c.out_channels() / groups;
-      auto wd = *float_data(c.w);
-      std::copy(wd.begin() + j * mg * per, wd.begin() + (j + 1) * mg * per, w.begin() + at * per);
-      if (c0.b) {
-        auto bd = *float_data(c.b);
-        std::copy(bd.begin() + j * mg, bd.begin() + (j + 1) * mg, b.begin() + at);
-      }
+    for (size_t i = 0; i < grp.convs.size(); ++i) {
+      const int64_t mg = grp.convs[i].out_channels() / groups;
+      std::copy(wds[i].begin() + j * mg * per, wds[i].begin() + (j + 1) * mg * per, w.begin() + at * per);
+      if (c0.b) std::copy(bds[i].begin() + j * mg, bds[i].begin() + (j + 1) * mg, b.begin() + at);
       at += mg;
     }
   const std::string base = c0.node->name + "_combined";
@@ -222,7 +223,7 @@ PassResult combine_parallel_convs(ir::Model& model, const PassOptions& options) 
   Graph& g = model.graph;
   PassResult result;
   std::set<const Value*> seen;
-  for (Node* n : g.topological_order()) {
+  for (Node* n : match::node_snapshot(g)) {
     if (n->dead || n->op_type != "Conv" || !n->domain.empty() || n->inputs.empty() || !n->inputs[0]) continue;
     Value* x = n->inputs[0];
     if (!seen.insert(x).second) continue;

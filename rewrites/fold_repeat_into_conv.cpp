@@ -196,7 +196,7 @@ PassResult fold_repeat_into_conv(ir::Model& model, const PassOptions& options) {
   (void)options;
   Graph& g = model.graph;
   PassResult result;
-  for (Node* n : g.topological_order()) {
+  for (Node* n : match::node_snapshot(g)) {
     if (n->dead || n->op_type != "Conv" || !n->domain.empty() || !is_candidate(n)) continue;
     Plan plan;
     std::string why = plan_fold(n, &plan);

@@ -206,7 +206,7 @@ void apply(ir::Model& model, const Plan& p, const PassOptions& options, PassResu
 PassResult fuse_batch_slices_into_batched_conv(ir::Model& model, const PassOptions& options) {
   Graph& g = model.graph;
   PassResult result;
-  for (Node* n : g.topological_order()) {
+  for (Node* n : match::node_snapshot(g)) {
     if (n->dead || n->op_type != "Concat" || !n->domain.empty() || !is_candidate(n)) continue;
     Plan plan;
     std::string why = plan_fuse(n, &plan);

@@ -142,7 +142,7 @@ void apply(ir::Model& model, const Plan& p, PassResult* r) {
 PassResult raise_transposed_grouped_conv_to_batched_conv(ir::Model& model, const PassOptions& options) {
   PassResult result;
   if (!options.emit_batchconv_ops) return result;
-  for (Node* n : model.graph.topological_order()) {
+  for (Node* n : match::node_snapshot(model.graph)) {
     if (n->dead || n->op_type != "Conv" || !n->domain.empty() || !is_candidate(n)) continue;
     Plan plan;
     std::string why = plan_raise(n, &plan);

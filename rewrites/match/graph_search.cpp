@@ -14,6 +14,14 @@ std::string node_label(const Node* n) {
   return n->name.empty() ? n->op_type + "#" + std::to_string(n->order) : n->name;
 }
 
+std::vector<Node*> node_snapshot(const Graph& g) {
+  std::vector<Node*> out;
+  out.reserve(g.nodes().size());
+  for (const auto& n : g.nodes())
+    if (!n->dead) out.push_back(n.get());
+  return out;
+}
+
 static bool is_int_kind(ir::DType t) {
   return t == ir::DType::Int64 || t == ir::DType::Int32 || t == ir::DType::Int8 ||
          t == ir::DType::UInt8 || t == ir::DType::Bool;

@@ -17,6 +17,11 @@ namespace batchconv::rewrites::match {
 // "name" of a node, or "op_type#order" when it has none.
 std::string node_label(const ir::Node* n);
 
+// The graph's live nodes in insertion order, as a snapshot the caller may mutate the graph under
+// (removed nodes stay allocated and are marked dead). Cheaper than a topological order: the rewrites
+// match locally and do not need one.
+std::vector<ir::Node*> node_snapshot(const ir::Graph& g);
+
 // Constant data of a value: an initializer, a folded constant, or the output of a Constant node
 // (attribute value / value_int(s) / value_float(s)). nullptr when not constant.
 std::shared_ptr<const ir::Tensor> constant_of(const ir::Value* v);
