@@ -1,0 +1,72 @@
+// broadcast_input_conv: one x (N, Cin, H, W) shared by B filter banks
+// w (B, Cout, Cin/groups, KH, KW), bias (B, Cout) -> y, written through the
+// strides the runtime gives as (N, B*Cout, H', W') (what repeat + grouped
+// conv produces) or (B, N, Cout, H', W'). The repeat is never materialised:
+// the input is read in place by every bank (extra memory O(1) in N). Only the
+// innermost stride of y is constrained (to 1).
+#include "conv_generator_common.h"
+
+namespace batchconv_gen {
+
+class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
+ public:
+  // (w, h, ci, g, n): x of shape (N, G*Cin_g, H, W)
+  Input<Buffer<float>> x{"x", 5};
+  // (kw, kh, ci, co, g, b): w of shape (B, G*Cout_g, Cin_g, KH, KW)
+  Input<Buffer<float>> w{"w", 6};
+  // (co, g, b): bias of shape (B, G*Cout_g); the runtime passes stride 0 over a zero for none
+  Input<Buffer<float>> bias{"bias", 3};
+  Input<int32_t> stride_x{"stride_x"};
+  Input<int32_t> stride_y{"stride_y"};
+  Input<int32_t> dilation_x{"dilation_x"};
+  Input<int32_t> dilation_y{"dilation_y"};
+  Input<int32_t> pad_x{"pad_x"};  // padding before the first column
+  Input<int32_t> pad_y{"pad_y"};  // padding before the first row
+  Input<bool> relu{"relu"};
+  // (w', h', co, g, n, b): y of shape (N, B*G*Cout_g, H', W') or (B, N, G*Cout_g, H', W')
+  Output<Buffer<float>> y{"y", 6};
+
+  void generate() {
+    bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
+    ConvGeometry geo = conv_geometry(x, w, stride_x, stride_y, dilation_x, dilation_y, pad_x, pad_y);
+    ConvVars v;
+    Func x6("x_shared");
+    x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
+    f_ = define_conv(x6, w, bias, geo, relu);
+    y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b);
+  }
+
+  void schedule() {
+    if (auto_schedule) {
+      schedule_auto();
+    } else if (get_target().has_gpu_feature()) {
+      schedule_conv_cuda(y, f_, {f_.v.n, f_.v.b});
+    } else {
+      ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
+                    stride_x};
+      schedule_conv_cpu(y, f_, {f_.v.n, f_.v.b}, e, get_target());
+    }
+  }
+
+ private:
+  // Estimates only: B = 4 banks over N = 8, 64 -> 64 channels, 56x56, 3x3, pad 1.
+  void schedule_auto() {
+    x.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}});
+    w.set_estimates({{0, 3}, {0, 3}, {0, 64}, {0, 64}, {0, 1}, {0, 4}});
+    bias.set_estimates({{0, 64}, {0, 1}, {0, 4}});
+    y.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}, {0, 4}});
+    stride_x.set_estimate(1);
+    stride_y.set_estimate(1);
+    dilation_x.set_estimate(1);
+    dilation_y.set_estimate(1);
+    pad_x.set_estimate(1);
+    pad_y.set_estimate(1);
+    relu.set_estimate(false);
+  }
+
+  ConvFuncs f_;
+};
+
+}  // namespace batchconv_gen
+
+HALIDE_REGISTER_GENERATOR(batchconv_gen::BroadcastInputConv, broadcast_input_conv)

@@ -1,0 +1,79 @@
+// The convolution algorithm, written once and shared by every conv generator
+// (grouped_conv, batched_weight_conv, broadcast_input_conv) and by the model
+// compiler.
+//
+// All tensors are seen in a "grouped" view with the group as its own
+// dimension, innermost first:
+//   input  (x, y, ci, g, n, b)   ci < Cin_g, the channel is g * Cin_g + ci
+//   weight (kx, ky, ci, co, g, b) co < Cout_g, the channel is g * Cout_g + co
+//   bias   (co, g, b)
+//   output (x, y, co, g, n, b)
+// An NCHW tensor reshapes into this view for free (the channel dimension of
+// extent G * C_g splits into (c_g, g) with strides (s, C_g * s)), so the
+// kernels never divide by the group size in their inner loops, and a group
+// is just one more loop. A dense conv is G = 1, a depthwise conv Cin_g = 1.
+// Callers with a 4-D Func f(x, y, c, n) wrap it as
+//   input(x, y, ci, g, n, b) = f(x, y, g * cin_g + ci, n).
+#pragma once
+
+#include "Halide.h"
+
+namespace batchconv_gen {
+
+// Runtime geometry of one convolution (all scalar Exprs, so one compiled
+// pipeline serves every shape). pad_* is the padding before the first
+// element; the padding after the last follows from the output size.
+struct ConvGeometry {
+  Halide::Expr stride_x, stride_y;
+  Halide::Expr dilation_x, dilation_y;
+  Halide::Expr pad_x, pad_y;
+  Halide::Expr in_w, in_h;                 // input extent, outside of which x reads 0
+  Halide::Expr kernel_w, kernel_h, cin_g;  // the reduction extents
+  Halide::Expr cout_g;                     // output channels per group
+};
+
+// The pure variables shared by every stage, named as in the schedules.
+struct ConvVars {
+  Halide::Var x{"x"}, y{"y"}, c{"c"}, g{"g"}, n{"n"}, b{"b"};
+};
+
+// The Funcs making up one convolution.
+struct ConvFuncs {
+  ConvVars v;
+  Halide::Func padded{"padded"};  // zero-padded input (x, y, ci, g, n, b)
+  Halide::Func conv{"conv"};      // bias + sum over (kx, ky, ci): (x, y, co, g, n, b)
+  Halide::Func output{"output"};  // conv, optionally through ReLU
+  Halide::RDom r;                 // (kx, ky, ci)
+};
+
+// Builds y = act(bias + sum_{kx,ky,ci} x_pad(x*sx + kx*dx - px, y*sy + ky*dy - py, ci) * w(kx, ky, ci, co))
+// for every (co, g, n, b). `input`, `weight` and `bias` are 6-, 6- and 3-D
+// Funcs in the grouped view above; `relu` is a boolean Expr.
+inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Func bias,
+                             const ConvGeometry& geo, Halide::Expr relu) {
+  using namespace Halide;
+  ConvFuncs f;
+  const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
+
+  // Zero padding: clamp the read into the input and select 0 outside it.
+  Expr inside = x >= 0 && x < geo.in_w && y >= 0 && y < geo.in_h;
+  Expr xc = clamp(x, 0, geo.in_w - 1), yc = clamp(y, 0, geo.in_h - 1);
+  f.padded(x, y, c, g, n, b) = select(inside, input(xc, yc, c, g, n, b), 0.0f);
+
+  f.r = RDom(0, geo.kernel_w, 0, geo.kernel_h, 0, geo.cin_g, "r");
+  const RDom& r = f.r;
+  Expr ix = x * geo.stride_x + r.x * geo.dilation_x - geo.pad_x;
+  Expr iy = y * geo.stride_y + r.y * geo.dilation_y - geo.pad_y;
+  // The channel index of weight and bias is clamped so that schedules may
+  // round channel tiles up past Cout_g without reading out of bounds (the
+  // extra channels are computed into scratch space and never stored).
+  Expr cc = clamp(c, 0, geo.cout_g - 1);
+  f.conv(x, y, c, g, n, b) = bias(cc, g, b);
+  f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
+
+  Expr acc = f.conv(x, y, c, g, n, b);
+  f.output(x, y, c, g, n, b) = select(relu, max(acc, 0.0f), acc);
+  return f;
+}
+
+}  // namespace batchconv_gen

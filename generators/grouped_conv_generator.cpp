@@ -1,0 +1,74 @@
+// grouped_conv: y = act(conv(x, w, groups) + bias) for one NCHW batch, the
+// same numbers as F.conv1d/conv2d. groups = 1 is a dense conv, Cin_g = 1 a
+// depthwise conv (with channel multiplier Cout_g). The runtime passes every
+// tensor in the grouped view of conv_algorithm.h (the channel axis split
+// into (c_g, g), a free reshape) and a 1-D conv as H = KH = 1.
+#include "conv_generator_common.h"
+
+namespace batchconv_gen {
+
+class GroupedConv : public Halide::Generator<GroupedConv> {
+ public:
+  // (w, h, ci, g, n): x of shape (N, G*Cin_g, H, W)
+  Input<Buffer<float>> x{"x", 5};
+  // (kw, kh, ci, co, g): w of shape (G*Cout_g, Cin_g, KH, KW)
+  Input<Buffer<float>> w{"w", 5};
+  // (co, g): bias of shape (G*Cout_g); the runtime passes stride 0 over a zero for none
+  Input<Buffer<float>> bias{"bias", 2};
+  Input<int32_t> stride_x{"stride_x"};
+  Input<int32_t> stride_y{"stride_y"};
+  Input<int32_t> dilation_x{"dilation_x"};
+  Input<int32_t> dilation_y{"dilation_y"};
+  Input<int32_t> pad_x{"pad_x"};  // padding before the first column
+  Input<int32_t> pad_y{"pad_y"};  // padding before the first row
+  Input<bool> relu{"relu"};
+  // (w', h', co, g, n): y of shape (N, G*Cout_g, H', W')
+  Output<Buffer<float>> y{"y", 5};
+
+  void generate() {
+    bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
+    ConvGeometry geo = conv_geometry(x, w, stride_x, stride_y, dilation_x, dilation_y, pad_x, pad_y);
+    ConvVars v;
+    Var kx, ky, ci, co, g, n, b;
+    Func x6, w6, b3;
+    x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
+    w6(kx, ky, ci, co, g, b) = w(kx, ky, ci, co, g);
+    b3(co, g, b) = bias(co, g);
+    f_ = define_conv(x6, w6, b3, geo, relu);
+    y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, 0);
+  }
+
+  void schedule() {
+    if (auto_schedule) {
+      schedule_auto();
+    } else if (get_target().has_gpu_feature()) {
+      schedule_conv_cuda(y, f_, {f_.v.n});
+    } else {
+      ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
+                    stride_x};
+      schedule_conv_cpu(y, f_, {f_.v.n}, e, get_target());
+    }
+  }
+
+ private:
+  // Estimates only: B = 1, N = 8, 64 -> 64 channels, 56x56, 3x3, pad 1.
+  void schedule_auto() {
+    x.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}});
+    w.set_estimates({{0, 3}, {0, 3}, {0, 64}, {0, 64}, {0, 1}});
+    bias.set_estimates({{0, 64}, {0, 1}});
+    y.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}});
+    stride_x.set_estimate(1);
+    stride_y.set_estimate(1);
+    dilation_x.set_estimate(1);
+    dilation_y.set_estimate(1);
+    pad_x.set_estimate(1);
+    pad_y.set_estimate(1);
+    relu.set_estimate(false);
+  }
+
+  ConvFuncs f_;
+};
+
+}  // namespace batchconv_gen
+
+HALIDE_REGISTER_GENERATOR(batchconv_gen::GroupedConv, grouped_conv)

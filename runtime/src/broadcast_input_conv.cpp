@@ -1,0 +1,66 @@
+// broadcast_input_conv: validation, then the AOT kernel over the caller's
+// memory; the output layout is chosen by the strides of the y view.
+#include "batchconv_broadcast_input_conv.h"
+#include "conv_plan.h"
+#include "validate.h"
+
+namespace batchconv {
+
+namespace {
+
+constexpr const char* kOp = "broadcast_input_conv";
+
+std::vector<int64_t> output_shape(const detail::ConvPlan& p, BroadcastLayout layout) {
+  std::vector<int64_t> s;
+  if (layout == BroadcastLayout::Concatenated) s = {p.n, p.batch * p.cout};
+  else s = {p.batch, p.n, p.cout};
+  s.insert(s.end(), p.out.begin(), p.out.end());
+  return s;
+}
+
+}  // namespace
+
+std::vector<int64_t> broadcast_input_conv_output_shape(const TensorView& x, const TensorView& w,
+                                                       const ConvDesc& d, BroadcastLayout layout) {
+  return output_shape(detail::plan_conv(kOp, x, 0, w, 1, d), layout);
+}
+
+void broadcast_input_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
+                          const TensorView& y, const ConvDesc& d, BroadcastLayout layout) {
+  using namespace detail;
+  ConvPlan p = plan_conv(kOp, x, 0, w, 1, d);
+  check_bias(kOp, bias, {p.batch, p.cout}, "(B, Cout)");
+  check_output(kOp, y, output_shape(p, layout));
+
+  HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
+  HalideView hw(kOp, "w", w.data, weight_dims(w, 1, p.spatial, p.cout_g, p.groups));
+  const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
+  HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}, {p.batch, sb}});
+
+  // y in the kernel's (w, h, co, g, n, b) order.
+  std::vector<Dim> yd;
+  const int r = y.rank();
+  yd.push_back({y.shape[r - 1], y.stride(r - 1)});
+  yd.push_back(p.spatial == 2 ? Dim{y.shape[r - 2], y.stride(r - 2)} : Dim{1, 0});
+  if (layout == BroadcastLayout::Concatenated) {  // (N, B*Cout, ...): channel = b*Cout + g*Cout_g + co
+    const int64_t sc_y = y.stride(1);
+    yd.push_back({p.cout_g, sc_y});
+    yd.push_back({p.groups, p.cout_g * sc_y});
+    yd.push_back({p.n, y.stride(0)});
+    yd.push_back({p.batch, p.cout * sc_y});
+  } else {  // (B, N, Cout, ...)
+    const int64_t sc_y = y.stride(2);
+    yd.push_back({p.cout_g, sc_y});
+    yd.push_back({p.groups, p.cout_g * sc_y});
+    yd.push_back({p.n, y.stride(1)});
+    yd.push_back({p.batch, y.stride(0)});
+  }
+  HalideView hy(kOp, "y", y.data, yd);
+  call_kernel(kOp, [&] {
+    return batchconv_broadcast_input_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
+                                          p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
+                                          hy.get());
+  });
+}
+
+}  // namespace batchconv

@@ -1,0 +1,44 @@
+// grouped_conv: validation, then the AOT kernel over the caller's memory.
+#include "batchconv_grouped_conv.h"
+#include "conv_plan.h"
+#include "validate.h"
+
+namespace batchconv {
+
+namespace {
+
+constexpr const char* kOp = "grouped_conv";
+
+std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
+  std::vector<int64_t> s{p.n, p.cout};
+  s.insert(s.end(), p.out.begin(), p.out.end());
+  return s;
+}
+
+}  // namespace
+
+std::vector<int64_t> grouped_conv_output_shape(const TensorView& x, const TensorView& w,
+                                               const ConvDesc& d) {
+  return output_shape(detail::plan_conv(kOp, x, 0, w, 0, d));
+}
+
+void grouped_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
+                  const TensorView& y, const ConvDesc& d) {
+  using namespace detail;
+  ConvPlan p = plan_conv(kOp, x, 0, w, 0, d);
+  check_bias(kOp, bias, {p.cout}, "(Cout)");
+  check_output(kOp, y, output_shape(p));
+
+  HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
+  HalideView hw(kOp, "w", w.data, weight_dims(w, 0, p.spatial, p.cout_g, p.groups));
+  std::vector<Dim> bias_dims{{p.cout_g, bias ? bias->stride(0) : 0},
+                             {p.groups, p.cout_g * (bias ? bias->stride(0) : 0)}};
+  HalideView hb = bias_view(kOp, bias, bias_dims);
+  HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
+  call_kernel(kOp, [&] {
+    return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
+                                  p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu, hy.get());
+  });
+}
+
+}  // namespace batchconv

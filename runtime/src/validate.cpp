@@ -1,0 +1,104 @@
+#include "validate.h"
+
+#include <sstream>
+
+namespace batchconv::detail {
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << ")";
+  return os.str();
+}
+
+void fail(const char* op, const std::string& msg) { throw Error(std::string(op) + ": " + msg); }
+
+void check_tensor(const char* op, const char* name, const TensorView& t, int min_rank,
+                  int max_rank, const char* layout, bool unit_last_stride) {
+  if (t.rank() < min_rank || t.rank() > max_rank) {
+    std::ostringstream os;
+    os << name << " has rank " << t.rank() << " " << shape_string(t.shape) << " but must be "
+       << layout;
+    fail(op, os.str());
+  }
+  if (!t.strides.empty() && t.strides.size() != t.shape.size()) {
+    std::ostringstream os;
+    os << name << " has " << t.strides.size() << " strides for its " << t.rank()
+       << " dimensions " << shape_string(t.shape);
+    fail(op, os.str());
+  }
+  for (int64_t s : t.shape) {
+    if (s <= 0) {
+      fail(op, std::string(name) + " has shape " + shape_string(t.shape) +
+                   " with a zero or negative size; every size must be >= 1 (" + layout + ")");
+    }
+  }
+  if (!t.data) fail(op, std::string(name) + " " + shape_string(t.shape) + " has a null data pointer");
+  if (unit_last_stride && t.stride(t.rank() - 1) != 1) {
+    std::ostringstream os;
+    os << name << " " << shape_string(t.shape) << " has stride " << t.stride(t.rank() - 1)
+       << " in its last dimension; the kernels need 1 (make it contiguous there)";
+    fail(op, os.str());
+  }
+}
+
+void check_desc(const char* op, const ConvDesc& d, int spatial_dims) {
+  const char* axis[2] = {spatial_dims == 2 ? "H" : "W", "W"};
+  for (int i = 0; i < spatial_dims; ++i) {
+    std::ostringstream os;
+    if (d.stride[i] < 1) os << "stride[" << i << "] (" << axis[i] << ") = " << d.stride[i] << " must be >= 1";
+    else if (d.dilation[i] < 1) os << "dilation[" << i << "] (" << axis[i] << ") = " << d.dilation[i] << " must be >= 1";
+    else if (d.pad_begin[i] < 0 || d.pad_end[i] < 0)
+      os << "padding of " << axis[i] << " (" << d.pad_begin[i] << ", " << d.pad_end[i] << ") must be >= 0";
+    if (!os.str().empty()) fail(op, os.str());
+  }
+  if (d.groups < 1) fail(op, "groups = " + std::to_string(d.groups) + " must be >= 1");
+}
+
+void check_shape(const char* op, const char* name, const TensorView& t,
+                 const std::vector<int64_t>& expected, const std::string& why) {
+  if (t.shape == expected) return;
+  fail(op, std::string(name) + " has shape " + shape_string(t.shape) + " but " + why +
+               ": expected " + shape_string(expected));
+}
+
+void check_groups(const char* op, const TensorView& x, int64_t cin, const TensorView& w,
+                  int64_t cout, int64_t w_cin_g, int groups) {
+  if (cin % groups != 0) {
+    fail(op, "groups = " + std::to_string(groups) + " does not divide the " + std::to_string(cin) +
+                 " input channels of x " + shape_string(x.shape));
+  }
+  if (cout % groups != 0) {
+    fail(op, "groups = " + std::to_string(groups) + " does not divide the " +
+                 std::to_string(cout) + " output channels of w " + shape_string(w.shape));
+  }
+  if (w_cin_g != cin / groups) {
+    fail(op, "w has shape " + shape_string(w.shape) + " with " + std::to_string(w_cin_g) +
+                 " input channels per group, but x " + shape_string(x.shape) + " with groups = " +
+                 std::to_string(groups) + " needs Cin/groups = " + std::to_string(cin / groups));
+  }
+}
+
+std::vector<int64_t> conv_spatial_out(const char* op, const std::vector<int64_t>& in,
+                                      const std::vector<int64_t>& k, const ConvDesc& d) {
+  std::vector<int64_t> out;
+  const int n = static_cast<int>(in.size());
+  for (int i = 0; i < n; ++i) {
+    std::string what = std::string(op) + " (" + (n == 2 && i == 0 ? "H" : "W") + " axis)";
+    out.push_back(conv_output_size(in[i], k[i], d.stride[i], d.dilation[i], d.pad_begin[i],
+                                   d.pad_end[i], what.c_str()));
+  }
+  return out;
+}
+
+void check_output(const char* op, const TensorView& y, const std::vector<int64_t>& expected) {
+  if (y.shape != expected) {
+    fail(op, "y has shape " + shape_string(y.shape) + " but the inputs give expected " +
+                 shape_string(expected));
+  }
+  check_tensor(op, "y", y, static_cast<int>(expected.size()), static_cast<int>(expected.size()),
+               "the output shape");
+}
+
+}  // namespace batchconv::detail
