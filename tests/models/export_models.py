@@ -122,7 +122,7 @@ class ParallelSeparate(nn.Module):
 
 
 def cases():
-    """(name, module, example inputs)."""
+    """(name, module, example inputs[, dynamic batch])."""
     return [
         ("seed1", Seed1Program(), (torch.randn(20, 16),)),
         ("repeat_tile", RepeatTile(), (torch.randn(2, 16, 10),)),
@@ -134,6 +134,10 @@ def cases():
         ("parallel_concat", ParallelConcat(), (torch.randn(2, 8, 6, 6),)),
         ("parallel_concat_g2", ParallelConcat(groups=2), (torch.randn(2, 8, 6, 6),)),
         ("parallel_separate", ParallelSeparate(), (torch.randn(2, 8, 7, 7),)),
+        # Exported with a symbolic batch, as deployed models often are: the Tile stays foldable,
+        # the batch slices are computed from Shape at run time (not provably equal parts: kept).
+        ("repeat_tile_dynbatch", RepeatTile(), (torch.randn(3, 16, 10),), True),
+        ("seed2_dynbatch", Seed2Program(groups=2), (torch.randn(4, 3, 8, 8),), True),
     ]
 
 
@@ -147,7 +151,7 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(2022)
-    for name, module, inputs in cases():
+    for name, module, inputs, *dynamic in cases():
         module.eval()
         with torch.no_grad():
             outputs = module(*inputs)
@@ -157,8 +161,9 @@ def main():
         out_names = [f"y{i}" if len(outputs) > 1 else "y" for i in range(len(outputs))]
         for opset in OPSETS:
             stem = os.path.join(out_dir, f"{name}_opset{opset}")
+            dynamic_axes = {n: {0: "N"} for n in in_names + out_names} if dynamic and dynamic[0] else None
             torch.onnx.export(module, inputs, stem + ".onnx", opset_version=opset,
-                              input_names=in_names, output_names=out_names)
+                              input_names=in_names, output_names=out_names, dynamic_axes=dynamic_axes)
             model = onnx.load(stem + ".onnx")
             onnx.checker.check_model(model)
             for i, (n, t) in enumerate(zip(in_names, inputs)):
