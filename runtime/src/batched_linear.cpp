@@ -2,6 +2,7 @@
 // passed with stride 0 along B (no copy).
 #include "batchconv_batched_linear.h"
 #include "halide_view.h"
+#include "contiguous.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -10,29 +11,35 @@ namespace {
 constexpr const char* kOp = "batched_linear";
 }  // namespace
 
-void batched_linear(const TensorView& x, const TensorView& w, const TensorView* bias,
-                    const TensorView& y, Activation act) {
+void batched_linear(const TensorView& x_in, const TensorView& w_in, const TensorView* bias,
+                    const TensorView& y_in, Activation act) {
   using namespace detail;
-  check_tensor(kOp, "x", x, 2, 3, "(B, N, K) or a shared (N, K)");
-  check_tensor(kOp, "w", w, 3, 3, "(B, K, M)");
-  const bool shared = x.rank() == 2;
-  const int64_t b = w.shape[0], k = w.shape[1], m = w.shape[2];
-  const int64_t n = x.shape[shared ? 0 : 1];
-  if (!shared && x.shape[0] != b) {
-    check_shape(kOp, "w", w, {x.shape[0], x.shape[2], m},
-                "x " + shape_string(x.shape) + " has B=" + std::to_string(x.shape[0]) +
-                    " and needs B=" + std::to_string(x.shape[0]) + " weight matrices");
+  check_tensor(kOp, "x", x_in, 2, 3, "(B, N, K) or a shared (N, K)");
+  check_tensor(kOp, "w", w_in, 3, 3, "(B, K, M)");
+  const bool shared = x_in.rank() == 2;
+  const int64_t b = w_in.shape[0], k = w_in.shape[1], m = w_in.shape[2];
+  const int64_t n = x_in.shape[shared ? 0 : 1];
+  if (!shared && x_in.shape[0] != b) {
+    check_shape(kOp, "w", w_in, {x_in.shape[0], x_in.shape[2], m},
+                "x " + shape_string(x_in.shape) + " has B=" + std::to_string(x_in.shape[0]) +
+                    " and needs B=" + std::to_string(x_in.shape[0]) + " weight matrices");
   }
-  const int64_t xk = x.shape[x.rank() - 1];
+  const int64_t xk = x_in.shape[x_in.rank() - 1];
   if (xk != k) {
-    check_shape(kOp, "w", w, {b, xk, m},
-                "x " + shape_string(x.shape) + " has K=" + std::to_string(xk) + " features");
+    check_shape(kOp, "w", w_in, {b, xk, m},
+                "x " + shape_string(x_in.shape) + " has K=" + std::to_string(xk) + " features");
   }
   if (bias) {
-    check_tensor(kOp, "bias", *bias, 2, 2, "(B, M)", /*unit_last_stride=*/false);
-    check_shape(kOp, "bias", *bias, {b, m}, "w " + shape_string(w.shape) + " gives (B, M)");
+    check_tensor(kOp, "bias", *bias, 2, 2, "(B, M)");
+    check_shape(kOp, "bias", *bias, {b, m}, "w " + shape_string(w_in.shape) + " gives (B, M)");
   }
-  check_output(kOp, y, {b, n, m});
+  check_output(kOp, y_in, {b, n, m});
+
+  // Non-unit innermost strides go through a packed copy.
+  const TensorView xp = unit_stride_view(x_in, Scratch::X);
+  const TensorView wp = unit_stride_view(w_in, Scratch::W);
+  const TensorView yp = unit_stride_view(y_in, Scratch::Y, /*copy_in=*/false);
+  const TensorView &x = xp, &w = wp, &y = yp;
 
   std::vector<Dim> xd{{k, x.stride(x.rank() - 1)}, {n, x.stride(x.rank() - 2)},
                       {b, shared ? 0 : x.stride(0)}};
@@ -44,6 +51,7 @@ void batched_linear(const TensorView& x, const TensorView& w, const TensorView* 
   call_kernel(kOp, [&] {
     return batchconv_batched_linear(hx.get(), hw.get(), hb.get(), relu, hy.get());
   });
+  scatter(yp, y_in);
 }
 
 }  // namespace batchconv

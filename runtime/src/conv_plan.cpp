@@ -54,7 +54,7 @@ void check_bias(const char* op, const TensorView* bias, const std::vector<int64_
                 const char* layout) {
   if (!bias) return;
   const int r = static_cast<int>(expected.size());
-  check_tensor(op, "bias", *bias, r, r, layout, /*unit_last_stride=*/false);
+  check_tensor(op, "bias", *bias, r, r, layout);
   check_shape(op, "bias", *bias, expected, std::string("w gives ") + layout);
 }
 

@@ -1,6 +1,7 @@
 // grouped_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_grouped_conv.h"
 #include "conv_plan.h"
+#include "contiguous.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -22,12 +23,18 @@ std::vector<int64_t> grouped_conv_output_shape(const TensorView& x, const Tensor
   return output_shape(detail::plan_conv(kOp, x, 0, w, 0, d));
 }
 
-void grouped_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
-                  const TensorView& y, const ConvDesc& d) {
+void grouped_conv(const TensorView& x_in, const TensorView& w_in, const TensorView* bias,
+                  const TensorView& y_in, const ConvDesc& d) {
   using namespace detail;
-  ConvPlan p = plan_conv(kOp, x, 0, w, 0, d);
+  ConvPlan p = plan_conv(kOp, x_in, 0, w_in, 0, d);
   check_bias(kOp, bias, {p.cout}, "(Cout)");
-  check_output(kOp, y, output_shape(p));
+  check_output(kOp, y_in, output_shape(p));
+
+  // Non-unit innermost strides go through a packed copy.
+  const TensorView xp = unit_stride_view(x_in, Scratch::X);
+  const TensorView wp = unit_stride_view(w_in, Scratch::W);
+  const TensorView yp = unit_stride_view(y_in, Scratch::Y, /*copy_in=*/false);
+  const TensorView &x = xp, &w = wp, &y = yp;
 
   HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
   HalideView hw(kOp, "w", w.data, weight_dims(w, 0, p.spatial, p.cout_g, p.groups));
@@ -39,6 +46,7 @@ void grouped_conv(const TensorView& x, const TensorView& w, const TensorView* bi
     return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
                                   p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu, hy.get());
   });
+  scatter(yp, y_in);
 }
 
 }  // namespace batchconv

@@ -1,5 +1,7 @@
 #include "validate.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 namespace batchconv::detail {
@@ -15,7 +17,7 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 void fail(const char* op, const std::string& msg) { throw Error(std::string(op) + ": " + msg); }
 
 void check_tensor(const char* op, const char* name, const TensorView& t, int min_rank,
-                  int max_rank, const char* layout, bool unit_last_stride) {
+                  int max_rank, const char* layout) {
   if (t.rank() < min_rank || t.rank() > max_rank) {
     std::ostringstream os;
     os << name << " has rank " << t.rank() << " " << shape_string(t.shape) << " but must be "
@@ -35,12 +37,6 @@ void check_tensor(const char* op, const char* name, const TensorView& t, int min
     }
   }
   if (!t.data) fail(op, std::string(name) + " " + shape_string(t.shape) + " has a null data pointer");
-  if (unit_last_stride && t.stride(t.rank() - 1) != 1) {
-    std::ostringstream os;
-    os << name << " " << shape_string(t.shape) << " has stride " << t.stride(t.rank() - 1)
-       << " in its last dimension; the kernels need 1 (make it contiguous there)";
-    fail(op, os.str());
-  }
 }
 
 void check_desc(const char* op, const ConvDesc& d, int spatial_dims) {
@@ -99,6 +95,24 @@ void check_output(const char* op, const TensorView& y, const std::vector<int64_t
   }
   check_tensor(op, "y", y, static_cast<int>(expected.size()), static_cast<int>(expected.size()),
                "the output shape");
+  // Sorted by |stride|, each dimension must step past everything the inner
+  // ones span, or two output elements would share memory.
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, extent)
+  for (int i = 0; i < y.rank(); ++i) {
+    if (y.shape[i] > 1) dims.push_back({std::llabs(y.stride(i)), y.shape[i]});
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;
+  for (const auto& [stride, extent] : dims) {
+    if (stride <= span) {
+      std::vector<int64_t> strides;
+      for (int i = 0; i < y.rank(); ++i) strides.push_back(y.stride(i));
+      fail(op, "y " + shape_string(y.shape) + " has strides " + shape_string(strides) +
+                   " under which different elements overlap in memory; the output needs "
+                   "distinct memory for every element");
+    }
+    span += stride * (extent - 1);
+  }
 }
 
 }  // namespace batchconv::detail

@@ -16,10 +16,10 @@ std::string shape_string(const std::vector<int64_t>& shape);
 // Throws "<op>: <msg>".
 [[noreturn]] void fail(const char* op, const std::string& msg);
 
-// t has a non-null pointer, rank in [min_rank, max_rank], positive sizes,
-// and (for every tensor but a bias) unit stride in its last dimension.
+// t has a non-null pointer, rank in [min_rank, max_rank], positive sizes
+// and one stride per dimension.
 void check_tensor(const char* op, const char* name, const TensorView& t, int min_rank,
-                  int max_rank, const char* layout, bool unit_last_stride = true);
+                  int max_rank, const char* layout);
 
 // Geometry fields: stride, dilation >= 1, padding >= 0, groups >= 1.
 void check_desc(const char* op, const ConvDesc& d, int spatial_dims);
@@ -38,7 +38,8 @@ void check_groups(const char* op, const TensorView& x, int64_t cin, const Tensor
 std::vector<int64_t> conv_spatial_out(const char* op, const std::vector<int64_t>& in,
                                       const std::vector<int64_t>& k, const ConvDesc& d);
 
-// y must not be null/ill-formed and must have exactly `expected` shape.
+// y must be well-formed, have exactly `expected` shape, and no two of its
+// elements may share memory.
 void check_output(const char* op, const TensorView& y, const std::vector<int64_t>& expected);
 
 }  // namespace batchconv::detail

@@ -1,0 +1,24 @@
+// Internal: operands whose last dimension is not unit-stride (transposed or
+// step-sliced views) are packed into a reused per-thread scratch buffer, and
+// such an output is computed into scratch and scattered back. The kernels
+// themselves always see unit stride in the innermost dimension.
+#pragma once
+
+#include <vector>
+
+#include "batchconv/batchconv.h"
+
+namespace batchconv::detail {
+
+// Which of the three per-thread scratch buffers an operand uses.
+enum class Scratch { X, W, Y };
+
+// t itself when its last stride is 1; otherwise a contiguous copy of it (in
+// scratch `which`, valid until the next call on this thread). For an output
+// (`copy_in` false) the data is not copied in; call scatter() afterwards.
+TensorView unit_stride_view(const TensorView& t, Scratch which, bool copy_in = true);
+
+// Copies a contiguous `src` into the strided `dst` of the same shape.
+void scatter(const TensorView& src, const TensorView& dst);
+
+}  // namespace batchconv::detail
