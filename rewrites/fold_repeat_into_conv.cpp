@@ -51,6 +51,9 @@ std::string plan_fold(Node* conv, Plan* p) {
   auto found = match::find_repeat(conv->inputs[0]);
   if (!found.found) return found.reason;
   const match::Repeat& rep = found.repeat;
+  if (rep.rank != 2 + geo->spatial)
+    return "repeated tensor has rank " + (rep.rank < 0 ? std::string("unknown") : std::to_string(rep.rank)) +
+           ", the Conv expects " + std::to_string(2 + geo->spatial);
   if (rep.axis != 1)
     return rep.form + " repeats axis " + std::to_string(rep.axis) + ", not the channel axis 1 of the Conv";
   const int64_t R = rep.count, G = geo->group, total = geo->group * geo->in_per_group();

@@ -19,6 +19,7 @@ struct Plan {
   std::vector<int64_t> xshape, out_spatial;
   int64_t G = 0, n = 0;
   int64_t slice_bytes = 0, conv_out_bytes = 0;
+  bool shared = false;  // every slice goes through the same weight (and bias) values
 };
 
 // Conv behind a Concat input (through Identity), or nullptr.
@@ -58,10 +59,16 @@ std::string plan_fuse(Node* concat, Plan* p) {
         return "conv output channels " + std::to_string(geo->out_channels()) + " != " +
                std::to_string(first.out_channels());
     }
-    if (!match::is_float_constant(geo->w)) return "weight '" + geo->w->name + "' is not a float constant";
-    if (geo->b && !match::is_float_constant(geo->b)) return "bias '" + geo->b->name + "' is not a float constant";
     p->convs.push_back(*geo);
   }
+  // One conv (the same weight and bias values) applied slice by slice is that conv on the batch.
+  p->shared = true;
+  for (const auto& c : p->convs) p->shared &= c.w == p->convs[0].w && c.b == p->convs[0].b;
+  if (!p->shared)
+    for (const auto& c : p->convs) {
+      if (!match::is_float_constant(c.w)) return "weight '" + c.w->name + "' is not a float constant";
+      if (c.b && !match::is_float_constant(c.b)) return "bias '" + c.b->name + "' is not a float constant";
+    }
   // The convs read consecutive equal slices of one tensor's batch, in Concat order.
   int64_t expected_start = 0;
   for (int64_t i = 0; i < p->G; ++i) {
@@ -138,8 +145,25 @@ void ensure_batchconv_opset(ir::Model& model) {
   if (model.opset("batchconv") == 0) model.opset_imports.push_back({"batchconv", 1});
 }
 
+// Slices through one shared conv: that conv on the whole batch.
+void apply_shared(Graph& g, const Plan& p, PassResult* r) {
+  const ConvGeometry& c0 = p.convs.front();
+  Value* y = p.concat->outputs[0];
+  Value* out = g.add_value(y->name + "_whole_batch");
+  out->type = y->type;
+  std::vector<Value*> ins{p.x, c0.w};
+  if (c0.b) ins.push_back(c0.b);
+  Node* conv = g.add_node("Conv", ins, {out}, c0.node->name + "_whole_batch");
+  copy_attrs(c0.node, conv);
+  const int removed = match::replace_and_erase(g, y, out, /*take_name=*/true);
+  r->fired += 1;
+  r->nodes_removed += removed - 1;
+  r->bytes_saved += p.slice_bytes + p.conv_out_bytes;
+}
+
 void apply(ir::Model& model, const Plan& p, const PassOptions& options, PassResult* r) {
   Graph& g = model.graph;
+  if (p.shared) return apply_shared(g, p, r);
   const ConvGeometry& c0 = p.convs.front();
   const int64_t G = p.G, n = p.n, C = p.xshape[1], M = c0.out_channels();
   const std::vector<int64_t> S(p.xshape.begin() + 2, p.xshape.end());

@@ -9,6 +9,8 @@
 //           u = Conv<group=G*g>(t, concat_i W_i, concat_i B_i)      new initializers
 //           y = Reshape(Transpose(Reshape(u, [n,G,M,S'..]), [1,0,2..]), [G*n, M, S'..])
 //           (with n == 1 the transposes move nothing and are left out)
+//   After, when every slice goes through the same weight (and bias) values:
+//           y = Conv<group=g>(x, W, B)             (chunking the batch through one conv)
 //   After, PassOptions::emit_batchconv_ops:
 //           y = Reshape(batchconv.BatchedWeightConv<group=g>(Reshape(x, [G,n,C,S..]),
 //                                                            W (G,M,C/g,k..), B (G,M)), [G*n, M, S'..])
@@ -18,7 +20,8 @@
 //
 // Preconditions: x's shape is static (N = G*n); the slices are consecutive, equal, cover the batch
 // and are concatenated in order; every conv has the same geometry and output channels, constant
-// weights (and all or none constant biases), and its output is used only by the Concat.
+// weights (and all or none constant biases) unless they all share one weight, and its output is
+// used only by the Concat.
 // Ordering: after clean-up (Slice starts/ends folded to constants).
 #pragma once
 

@@ -42,6 +42,9 @@ RepeatSearch match_tile(Node* n) {
   }
   if (axis < 0) return fail("Tile repeats nothing (all counts 1)");
   if ((*reps)[axis] < 1) return fail("Tile repeat count " + std::to_string((*reps)[axis]) + " < 1");
+  if (auto r = rank_of(n->inputs[0]); r && *r != static_cast<int64_t>(reps->size()))
+    return fail("Tile repeats has " + std::to_string(reps->size()) + " entries, its input has rank " +
+                std::to_string(*r));
   Value* x = skip_identities(n->inputs[0]);
   // PyTorch writes Expand(x, ConstantOfShape(rank) = ones) before Tile: a no-op when ranks agree.
   if (Node* e = x->producer; e && e->op_type == "Expand" && e->domain.empty() && e->inputs.size() == 2) {
@@ -191,6 +194,7 @@ RepeatSearch find_repeat(Value* v) {
   }
   found.repeat.axis = axis;
   found.repeat.layout_chain = chain;
+  found.repeat.rank = rank ? *rank : -1;
   return found;
 }
 

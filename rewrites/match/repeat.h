@@ -21,6 +21,7 @@ struct Repeat {
   int64_t count = 0;                   // R
   std::string form;                    // "Tile", "Concat" or "Unsqueeze/Expand/Reshape"
   std::vector<ir::Node*> layout_chain;  // Unsqueeze/Identity nodes from `repeated` to the value, in order
+  int64_t rank = -1;                   // rank of the value searched from (-1: unknown)
 };
 
 struct RepeatSearch {

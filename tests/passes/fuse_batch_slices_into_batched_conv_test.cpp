@@ -38,6 +38,7 @@ struct Twist {
   bool slice_axis2 = false;      // slices cut H (axis 2) instead of the batch
   bool short_cover = false;      // slices leave the last n samples out
   bool dynamic_batch = false;    // batch dim symbolic
+  bool shared = false;           // every slice through w0 (b0)
 };
 
 std::string fuse_model(const FuseCase& c, uint64_t seed, const Twist& tw = {}) {
@@ -86,13 +87,14 @@ std::string fuse_model(const FuseCase& c, uint64_t seed, const Twist& tw = {}) {
       t.ints("ax" + s, {axis});
       t.node("x" + s + " = Slice(x, st" + s + ", en" + s + ", ax" + s + ")");
     }
-    if (!(tw.weight_input && i == 0)) t.weight("w" + s, ws);
-    if (c.bias) t.weight("b" + s, {c.M});
+    if (!(tw.weight_input && i == 0) && !(tw.shared && i > 0)) t.weight("w" + s, ws);
+    if (c.bias && !(tw.shared && i > 0)) t.weight("b" + s, {c.M});
+    const std::string ws_name = tw.shared ? "w0" : "w" + s, bs_name = tw.shared ? "b0" : "b" + s;
     const int64_t pad = tw.pads_differ && i == c.G - 1 ? c.pad + 1 : c.pad;
     const std::string conv_out = tw.extra_use && i == 0 ? "y0" : "y" + s + "_";
     t.node(conv_out + " = Conv<group=" + std::to_string(c.g) + ", kernel_shape=[" + rep(c.spatial, c.k) +
-           "], strides=[" + rep(c.spatial, c.stride) + "], pads=[" + rep(2 * c.spatial, pad) + "]>(x" + s + ", w" +
-           s + (c.bias ? ", b" + s : "") + ")");
+           "], strides=[" + rep(c.spatial, c.stride) + "], pads=[" + rep(2 * c.spatial, pad) + "]>(x" + s + ", " +
+           ws_name + (c.bias ? ", " + bs_name : "") + ")");
   }
   std::string cat;
   for (int64_t k = 0; k < c.G; ++k) {
@@ -144,6 +146,23 @@ std::vector<FuseCase> fuse_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Sweep, FuseEquivalence, ::testing::Combine(::testing::ValuesIn(fuse_cases()),
                                                                     ::testing::Bool()));
+
+TEST(FuseBatchSlices, SlicesThroughOneSharedConvBecomeThatConvOnTheBatch) {
+  for (bool weight_input : {false, true}) {
+    Twist t;
+    t.shared = true;
+    t.weight_input = weight_input;  // the shared weight need not even be constant
+    auto before = parse(fuse_model({"Slice", 3, 2, 2, 3, 1, 2, 3, 1, 1}, 4, t));
+    auto after = clone(*before);
+    ASSERT_EQ(run_pass(*after, "fuse_batch_slices_into_batched_conv").fired, 1);
+    const ir::Node* conv = only(*after, "Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->inputs[0]->name, "x");
+    EXPECT_EQ(conv->inputs[1]->name, "w0");
+    EXPECT_EQ(count_ops(*after, "Slice") + count_ops(*after, "Transpose") + count_ops(*after, "Reshape"), 0);
+    expect_sound_rewrite(*before, *after);
+  }
+}
 
 // ---- DoesNotRewrite, one per precondition ----
 
