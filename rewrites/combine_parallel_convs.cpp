@@ -99,7 +99,8 @@ std::vector<int64_t> spatial_of(const Value* y) {
 }
 
 // Why a grouped (g > 1) combination cannot be emitted, or "".
-std::string grouped_blocker(const Group& grp) {
+std::string grouped_blocker(const Group& grp, int64_t opset) {
+  if (opset < 5) return "opset " + std::to_string(opset) + " < 5: splitting grouped outputs needs Reshape-5";
   for (const auto& c : grp.convs) {
     auto s = match::static_shape(c.node->outputs[0]);
     if (!s || s->size() != static_cast<size_t>(2 + c.spatial))
@@ -230,7 +231,7 @@ PassResult combine_parallel_convs(ir::Model& model, const PassOptions& options) 
     for (Group& grp : partition(x, &result.skips)) {
       find_concat_run(&grp);
       if (grp.convs.front().group > 1) {
-        if (auto why = grouped_blocker(grp); !why.empty()) {
+        if (auto why = grouped_blocker(grp, model.opset()); !why.empty()) {
           for (const auto& c : grp.convs) result.skips.push_back({match::node_label(c.node), why});
           continue;
         }

@@ -44,7 +44,7 @@ bool is_candidate(Node* conv) {
   return false;
 }
 
-std::string plan_fold(Node* conv, Plan* p) {
+std::string plan_fold(Node* conv, int64_t opset, Plan* p) {
   std::string why;
   auto geo = read_conv(conv, &why);
   if (!geo) return why;
@@ -86,6 +86,7 @@ std::string plan_fold(Node* conv, Plan* p) {
     if (!w_const || !b_const)
       return "groups " + std::to_string(G) + " = " + std::to_string(G / R) + " x repeat count " + std::to_string(R) +
              " needs reordered weights, but the weight or bias is not constant";
+    if (opset < 5) return "opset " + std::to_string(opset) + " < 5: the channel shuffle needs Reshape-5";
     if (geo->out_channels() > R * C)
       return "groups " + std::to_string(G) + " = " + std::to_string(G / R) + " x repeat count " + std::to_string(R) +
              ": the channel-shuffle form allocates " + std::to_string(geo->out_channels()) +
@@ -202,7 +203,7 @@ PassResult fold_repeat_into_conv(ir::Model& model, const PassOptions& options) {
   for (Node* n : match::node_snapshot(g)) {
     if (n->dead || n->op_type != "Conv" || !n->domain.empty() || !is_candidate(n)) continue;
     Plan plan;
-    std::string why = plan_fold(n, &plan);
+    std::string why = plan_fold(n, model.opset(), &plan);
     if (!why.empty()) {
       result.skips.push_back({match::node_label(n), why});
       continue;

@@ -39,7 +39,7 @@ bool is_candidate(Node* concat) {
   return axis == 0;
 }
 
-std::string plan_fuse(Node* concat, Plan* p) {
+std::string plan_fuse(Node* concat, int64_t opset, Plan* p) {
   p->concat = concat;
   p->G = static_cast<int64_t>(concat->inputs.size());
   std::string why;
@@ -64,6 +64,7 @@ std::string plan_fuse(Node* concat, Plan* p) {
   // One conv (the same weight and bias values) applied slice by slice is that conv on the batch.
   p->shared = true;
   for (const auto& c : p->convs) p->shared &= c.w == p->convs[0].w && c.b == p->convs[0].b;
+  if (!p->shared && opset < 5) return "opset " + std::to_string(opset) + " < 5: the batched form needs Reshape-5";
   if (!p->shared)
     for (const auto& c : p->convs) {
       if (!match::is_float_constant(c.w)) return "weight '" + c.w->name + "' is not a float constant";
@@ -233,7 +234,7 @@ PassResult fuse_batch_slices_into_batched_conv(ir::Model& model, const PassOptio
   for (Node* n : match::node_snapshot(g)) {
     if (n->dead || n->op_type != "Concat" || !n->domain.empty() || !is_candidate(n)) continue;
     Plan plan;
-    std::string why = plan_fuse(n, &plan);
+    std::string why = plan_fuse(n, model.opset(), &plan);
     if (!why.empty()) {
       result.skips.push_back({match::node_label(n), why});
       continue;

@@ -164,7 +164,37 @@ TEST(FuseBatchSlices, SlicesThroughOneSharedConvBecomeThatConvOnTheBatch) {
   }
 }
 
+// Slice before opset 10 takes its bounds as attributes.
+std::string attribute_slices(int64_t opset) {
+  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+g (float[4,2,3,3] x) => (float[4,3,3,3] y)
+<float[3,2,1,1] w0 = {1,2,3,4,5,6}, float[3,2,1,1] w1 = {6,5,4,3,2,1}>
+{
+  x0 = Slice<starts=[0], ends=[2], axes=[0]>(x)
+  x1 = Slice<starts=[2], ends=[4], axes=[0]>(x)
+  y0 = Conv(x0, w0)
+  y1 = Conv(x1, w1)
+  y = Concat<axis=0>(y0, y1)
+})";
+}
+
+TEST(FuseBatchSlices, RewritesAttributeSlicesOfOpset9) {
+  auto before = parse(attribute_slices(9));
+  auto after = clone(*before);
+  ASSERT_EQ(run_pass(*after, "fuse_batch_slices_into_batched_conv").fired, 1);
+  EXPECT_EQ(only(*after, "Conv")->attr_int("group", 1), 2);
+  expect_sound_rewrite(*before, *after);
+}
+
 // ---- DoesNotRewrite, one per precondition ----
+
+TEST(FuseBatchSlices, DoesNotRewriteBeforeOpset5) {
+  auto m = parse(attribute_slices(4));
+  auto r = run_pass(*m, "fuse_batch_slices_into_batched_conv");
+  EXPECT_EQ(r.fired, 0);
+  ASSERT_FALSE(r.skips.empty());
+  EXPECT_NE(r.skips[0].reason.find("needs Reshape-5"), std::string::npos) << r.skips[0].reason;
+}
 
 void expect_skip(const std::string& text, const std::string& reason_part) {
   auto m = parse(text);
