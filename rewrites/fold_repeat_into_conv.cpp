@@ -1,5 +1,7 @@
 #include "fold_repeat_into_conv.h"
 
+#include <algorithm>
+
 #include "conv_geometry.h"
 #include "match/graph_search.h"
 #include "match/repeat.h"
@@ -12,7 +14,7 @@ using ir::Graph;
 using ir::Node;
 using ir::Value;
 
-enum class Form { Dense, DenseSummed, GroupedShuffle };
+enum class Form { Dense, DenseSummed, GroupedShuffle, Interleaved };
 
 struct Plan {
   Node* conv = nullptr;
@@ -20,6 +22,7 @@ struct Plan {
   ConvGeometry geo;
   Form form = Form::Dense;
   int64_t R = 0, G = 0, C = 0;
+  int64_t new_group = 1, sum_block = 1;  // Interleaved: group on x, weight columns summed per block
 };
 
 // Cheap structural check: is there a repeat-looking producer behind the conv's input at all?
@@ -74,6 +77,20 @@ std::string plan_fold(Node* conv, int64_t opset, Plan* p) {
   p->C = C;
   const bool w_const = match::is_float_constant(geo->w);
   const bool b_const = geo->b == nullptr || match::is_float_constant(geo->b);
+  if (rep.interleaved) {
+    // r channel j is x channel j / R; group g reads r channels [g*Cg, (g+1)*Cg).
+    const int64_t Cg = geo->in_per_group();
+    if (Cg % R != 0 && R % Cg != 0)
+      return "interleaved repeat count " + std::to_string(R) + " and " + std::to_string(Cg) +
+             " channels per group: neither divides the other (a group reads part of an x channel's copies)";
+    p->form = Form::Interleaved;
+    p->sum_block = std::min(R, Cg);              // weight columns that meet the same x channel
+    p->new_group = C / (Cg / p->sum_block);      // R | Cg: G groups of Cg/R x channels; Cg | R: one each
+    if (p->sum_block > 1 && !w_const)
+      return "interleaved repeat needs the weight columns of each x channel summed, but weight '" +
+             geo->w->name + "' is not constant";
+    return "";
+  }
   if (R % G == 0) {
     p->form = R == G ? Form::Dense : Form::DenseSummed;
     if (R != G && !w_const)
@@ -130,7 +147,24 @@ void apply(Graph& g, const Plan& p, PassResult* r) {
     return k;
   }();
   int64_t extra_bytes = 0;
-  if (p.form == Form::Dense || p.form == Form::DenseSummed) {
+  if (p.form == Form::Interleaved) {
+    g.set_input(conv, 0, x);
+    set_int_attr(conv, "group", p.new_group);
+    if (p.sum_block > 1) {
+      const int64_t Cg = geo.in_per_group(), cin = Cg / p.sum_block;
+      std::vector<float> w = *float_data(geo.w), out(M * cin * K, 0.0f);
+      for (int64_t o = 0; o < M; ++o)
+        for (int64_t c = 0; c < cin; ++c)
+          for (int64_t s = 0; s < p.sum_block; ++s)
+            for (int64_t k = 0; k < K; ++k)
+              out[(o * cin + c) * K + k] += w[(o * Cg + c * p.sum_block + s) * K + k];
+      std::vector<int64_t> shape = geo.wshape;
+      shape[1] = cin;
+      Value* nw = g.add_initializer(g.unique_name(geo.w->name + "_summed"), float_tensor(shape, out));
+      g.set_input(conv, 1, nw);
+      match::drop_if_unused_initializer(g, geo.w);
+    }
+  } else if (p.form == Form::Dense || p.form == Form::DenseSummed) {
     g.set_input(conv, 0, x);
     set_int_attr(conv, "group", 1);
     if (p.form == Form::DenseSummed) {

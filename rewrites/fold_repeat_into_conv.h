@@ -12,6 +12,10 @@
 // (g*Cg + i) mod C of x. With R == G each group reads all of x once; with R = p*G it reads x p times
 // (weights of the copies add up); with G = m*R it reads block (g mod m) of x split into m blocks.
 // Other R/G (neither divides the other) would need zero-padded weights: left alone with the reason.
+//
+//   Interleaved (r channel j = x channel j/R, x.unsqueeze(2).expand(..).reshape(..)), Cg = R*C/G:
+//     R | Cg:  y = Conv<group=G>(x, W')    W'[o,c] = sum_s W[o, c*R+s]   (each x channel read R times)
+//     Cg | R:  y = Conv<group=C>(x, W')    W'[o,0] = sum_i W[o, i]       (each group reads one x channel)
 // The shuffle form is used only when it allocates no more than the repeat did (M <= R*C channels).
 //
 // Preconditions: the repeat is along the Conv's channel axis (1) and its count R is constant; the

@@ -125,9 +125,13 @@ RepeatSearch match_unsqueeze_expand_reshape(Node* reshape) {
     out.repeat = {x, reshape->outputs[0], *a, count, "Unsqueeze/Expand/Reshape", {}};
     return out;
   }
-  if (*a > 0 && o == interleaved)
-    return fail("repeat is interleaved (repeat_interleave along axis " + std::to_string(*a - 1) +
-                "), not tiled");
+  if (*a > 0 && o == interleaved) {
+    RepeatSearch out;
+    out.found = true;
+    out.repeat = {x, reshape->outputs[0], *a - 1, count, "Unsqueeze/Expand/Reshape (interleaved)", {}};
+    out.repeat.interleaved = true;
+    return out;
+  }
   return fail("Reshape does not merge the repeated axis into a neighbour");
 }
 

@@ -59,6 +59,19 @@ class RepeatExpand(nn.Module):
         return self.layer(r)
 
 
+class RepeatInterleaveExpand(nn.Module):
+    """x (n, 16, L) -> unsqueeze(2).expand(-1, -1, 4, -1).reshape(n, 64, L) (repeat_interleave) -> Conv1d groups=4."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Conv1d(64, 32, kernel_size=1, groups=4, bias=True)
+
+    def forward(self, x):
+        n, c, length = x.shape
+        r = x.unsqueeze(2).expand(-1, -1, 4, -1).reshape(n, 4 * c, length)
+        return self.layer(r)
+
+
 class Seed2Program(nn.Module):
     """Seed 2's desired computation: the batch cut into G groups, each with its own filters, cat back."""
 
@@ -138,6 +151,9 @@ def cases():
         # the batch slices are computed from Shape at run time (not provably equal parts: kept).
         ("repeat_tile_dynbatch", RepeatTile(), (torch.randn(3, 16, 10),), True),
         ("seed2_dynbatch", Seed2Program(groups=2), (torch.randn(4, 3, 8, 8),), True),
+        ("repeat_interleave_expand", RepeatInterleaveExpand(), (torch.randn(2, 16, 10),)),
+        # Append new cases here: all cases draw from one random stream, so inserting one earlier
+        # would change the data of every model after it.
     ]
 
 

@@ -70,7 +70,7 @@ class ExportedModel : public ::testing::TestWithParam<int> {};
 
 TEST_P(ExportedModel, PipelineFiresAndKeepsPyTorchsOutputs) {
   for (const char* name : {"seed1", "repeat_tile", "repeat_expand", "repeat_tile_g8", "seed2", "seed2_g4", "seed3",
-                           "parallel_concat", "parallel_concat_g2", "parallel_separate", "repeat_tile_dynbatch",
+                           "parallel_concat", "parallel_concat_g2", "parallel_separate", "repeat_tile_dynbatch", "repeat_interleave_expand",
                            "seed2_dynbatch"}) {
     const std::string base = name, stem = base + "_opset" + std::to_string(GetParam());
     SCOPED_TRACE(stem);
@@ -93,6 +93,9 @@ TEST_P(ExportedModel, PipelineFiresAndKeepsPyTorchsOutputs) {
       EXPECT_EQ(count_ops(*after, "Tile") + count_ops(*after, "Expand"), 0);
       EXPECT_EQ(convs, 1);
       EXPECT_EQ(convs_with_group(*after, 1), 1);
+    } else if (base == "repeat_interleave_expand") {  // each group reads 4 x channels 4 times each
+      EXPECT_EQ(count_ops(*after, "Expand"), 0);
+      EXPECT_EQ(convs_with_group(*after, 4), 1);
     } else if (base == "repeat_tile_g8") {  // R=2, G=8: group 4 on x plus a channel shuffle
       EXPECT_EQ(count_ops(*after, "Tile"), 0);
       EXPECT_EQ(convs_with_group(*after, 4), 1);
