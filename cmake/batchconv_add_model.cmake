@@ -1,0 +1,72 @@
+# batchconv_add_model: compile an ONNX model into a static library at build
+# time with batchconv-compile, in the spirit of add_halide_library.
+#
+#   batchconv_add_model(<target> MODEL <file.onnx>
+#                       [NAME <c_name>]            # default: <target>
+#                       [TARGETS <halide target>...]  # default: host; several = multi-target
+#                       [NO_REWRITES]
+#                       [WEIGHTS baked|runtime]
+#                       [SHAPES <input>=<d0xd1..>...])
+#
+# Defines <target>, an INTERFACE library an app links: it carries
+# lib<c_name>.a, the include folder with <c_name>.h (the C entry point
+# int <c_name>(halide_buffer_t*...)) and the Halide runtime headers. The
+# model is recompiled when the model file or the compiler changes.
+# Works in-tree (the batchconv-compile target) and from the installed
+# package (batchconv::batchconv-compile).
+include_guard(GLOBAL)
+
+function(batchconv_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES" "MODEL;NAME;WEIGHTS" "TARGETS;SHAPES")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "batchconv_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_MODEL)
+    message(FATAL_ERROR "batchconv_add_model(${target}): MODEL <file.onnx> is required")
+  endif()
+  if(NOT ARG_NAME)
+    set(ARG_NAME ${target})
+  endif()
+  if(NOT ARG_TARGETS)
+    set(ARG_TARGETS host)
+  endif()
+  get_filename_component(model "${ARG_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+
+  if(TARGET batchconv-compile)
+    set(tool $<TARGET_FILE:batchconv-compile>)
+    set(tool_dep batchconv-compile)
+  elseif(TARGET batchconv::batchconv-compile)
+    set(tool $<TARGET_FILE:batchconv::batchconv-compile>)
+    set(tool_dep batchconv::batchconv-compile)
+  else()
+    message(FATAL_ERROR "batchconv_add_model(${target}): no batchconv-compile tool (build the project with "
+                        "BATCHCONV_BUILD_KERNELS and BATCHCONV_BUILD_REWRITER, or find_package(batchconv))")
+  endif()
+
+  list(JOIN ARG_TARGETS "," targets)
+  set(args "${model}" -o "${CMAKE_CURRENT_BINARY_DIR}/${target}" --name=${ARG_NAME} --target=${targets})
+  if(ARG_NO_REWRITES)
+    list(APPEND args --no-rewrites)
+  endif()
+  if(ARG_WEIGHTS)
+    list(APPEND args --weights=${ARG_WEIGHTS})
+  endif()
+  foreach(shape IN LISTS ARG_SHAPES)
+    list(APPEND args --shape ${shape})
+  endforeach()
+
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${target}")
+  file(MAKE_DIRECTORY "${dir}")
+  set(outputs "${dir}/lib${ARG_NAME}.a" "${dir}/${ARG_NAME}.h" "${dir}/${ARG_NAME}_impl.h")
+  add_custom_command(OUTPUT ${outputs}
+                     COMMAND ${tool} ${args}
+                     DEPENDS "${model}" ${tool_dep}
+                     COMMENT "batchconv-compile ${ARG_MODEL} -> lib${ARG_NAME}.a"
+                     VERBATIM)
+  add_custom_target(${target}.compile DEPENDS ${outputs})
+
+  add_library(${target} INTERFACE)
+  target_include_directories(${target} INTERFACE "${dir}")
+  target_link_libraries(${target} INTERFACE "${dir}/lib${ARG_NAME}.a" Halide::Runtime Threads::Threads ${CMAKE_DL_LIBS})
+  add_dependencies(${target} ${target}.compile)
+endfunction()

@@ -1,0 +1,58 @@
+// batchconv-compile's steps as a library: import an ONNX model, bind its
+// input shapes, run the rewrite pipeline, lower to one Halide pipeline and
+// AOT-compile it into <dir>/lib<name>.a, <dir>/<name>_impl.h (Halide's
+// header for <name>_impl) and <dir>/<name>.h (the entry point <name>(), a
+// static inline wrapper that checks the caller's buffers with clear messages
+// and builds the internal views, plus <name>_f32() on raw arrays).
+//
+// Files are written atomically: everything is compiled into a temporary
+// folder inside <dir> and renamed into place at the end; on any failure the
+// temporary folder is removed and nothing in <dir> changes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "ir/graph.h"
+#include "lower.h"
+
+namespace batchconv::compiler {
+
+struct CompileOptions {
+  std::string name;                 // C function name; default: the model file's stem
+  std::string out_dir = ".";
+  std::string target = "host";      // Halide target, or several separated by ',' (best first)
+  bool run_rewrites = true;
+  bool runtime_weights = false;
+  std::map<std::string, std::vector<int64_t>> shapes;  // --shape name=d0xd1...
+};
+
+// What was compiled, for the tool's summary line.
+struct CompileSummary {
+  std::vector<std::string> files;       // written, full paths
+  std::vector<std::string> passes;      // "fold_repeat_into_conv: 1" for passes that fired
+  int nodes = 0;                        // nodes lowered
+};
+
+// Parses "host" / "x86-64-linux-avx2" / "a,b,c"; throws Error naming a bad one.
+std::vector<Halide::Target> parse_targets(const std::string& s);
+// Parses "20x16" (also "20,16"); throws Error.
+std::vector<int64_t> parse_shape(const std::string& s);
+// A valid C identifier from a file stem ("seed1_opset13").
+std::string default_name(const std::string& model_path);
+
+// Runs the default rewrite pipeline with the project's own ops enabled;
+// returns "pass: fired" for passes that fired.
+std::vector<std::string> run_rewrites(ir::Model& model);
+
+// Whole flow on a model file. Throws Error (or io::Error) with a clear message.
+CompileSummary compile_model_file(const std::string& model_path, const CompileOptions& options);
+
+// The wrapper header <name>.h for a lowered model.
+std::string wrapper_header(const LoweredModel& m, const std::string& name, const std::string& origin,
+                           const CompileOptions& options);
+
+}  // namespace batchconv::compiler

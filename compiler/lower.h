@@ -1,0 +1,47 @@
+// Lowering an ir::Model (after the rewrite pipeline) to ONE Halide pipeline.
+//
+//   graph inputs  -> Halide::ImageParam with the model's static shapes
+//   initializers  -> Halide::Buffer constants baked in, or (runtime weights)
+//                    extra ImageParams after the inputs, in initializer order
+//   each node     -> Funcs: conv through the shared algorithm and CPU schedule
+//                    of generators/ (compute_root), matmul and reductions
+//                    compute_root (vectorised, parallel), elementwise and
+//                    shape ops inlined into their consumers
+//   graph outputs -> the pipeline's outputs, in order
+//
+// Argument order of the compiled function: inputs, then runtime weights,
+// then outputs. Every buffer is dense row-major float32 with the shape given
+// in LoweredModel (a graph output that is a view of a conv's result is
+// computed straight into the caller's memory through a higher-rank view: its
+// internal_extents differ from its shape; the generated wrapper header
+// builds that view).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "ir/graph.h"
+#include "lowering_context.h"
+
+namespace batchconv::compiler {
+
+struct LoweredModel {
+  Halide::Pipeline pipeline;
+  std::vector<Halide::Argument> arguments;  // inputs then runtime weights (outputs follow implicitly)
+  std::vector<ParamInfo> inputs, weights;
+  std::vector<OutputInfo> outputs;
+};
+
+// Binds symbolic or overridden input dims: name -> full shape. Fails (Error)
+// naming the input and dim when a dim stays unknown, and on unknown names.
+// Runs shape inference again when anything changed.
+void bind_input_shapes(ir::Model& model, const std::string& origin,
+                       const std::map<std::string, std::vector<int64_t>>& shapes);
+
+// Lowers the model. Throws Error naming the node and op for unsupported ops
+// or attributes, `origin: node 'n' (Op): unsupported op`.
+LoweredModel lower_model(const ir::Model& model, const std::string& origin, const LowerOptions& options);
+
+}  // namespace batchconv::compiler

@@ -1,0 +1,137 @@
+// What the lowering of one ir::Model to one Halide pipeline keeps while it
+// walks the graph: every IR value becomes a LTensor (a Halide Func over the
+// ONNX indices, plus its static shape, plus its data when known at compile
+// time), and each op lowering reads its inputs' LTensors and defines its
+// outputs'.
+//
+// Index order: a Func of an ONNX tensor of shape (d0, ..., d{r-1}) takes its
+// arguments innermost first, f(i{r-1}, ..., i0), as Halide buffers do, so a
+// dense row-major tensor is a Halide buffer with no transposition.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "ir/graph.h"
+
+namespace batchconv::compiler {
+
+// A compile-time error; the message names the model, the node and the op.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A lowered value.
+struct LTensor {
+  Halide::Func f;                         // f(i{r-1}, ..., i0)
+  std::vector<int64_t> shape;             // ONNX order
+  std::optional<ir::Tensor> constant;     // data known at compile time (then f reads a baked Buffer)
+  // When set, the elements of this tensor in row-major order are exactly
+  // those of `storage` in its dense order (a conv's output seen through
+  // Squeeze/Reshape/...): a graph output can then be computed straight
+  // into the caller's buffer instead of being copied.
+  std::optional<Halide::Func> storage;
+  std::vector<int64_t> storage_extents;   // Halide order, innermost first
+  // Reading an element costs about one load (a parameter, a constant, a
+  // compute_root Func, or a view of one); false for inlined arithmetic.
+  bool cheap = true;
+  int64_t numel() const;
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+// How the pipeline reads one graph input or runtime weight.
+struct ParamInfo {
+  std::string onnx_name;
+  std::string c_name;            // the argument name in the generated C signature
+  std::vector<int64_t> shape;    // ONNX order
+  Halide::ImageParam param;
+};
+
+// How the pipeline writes one graph output.
+struct OutputInfo {
+  std::string onnx_name;
+  std::string c_name;
+  std::vector<int64_t> shape;            // ONNX order (what the caller passes)
+  std::vector<int64_t> internal_extents;  // the Halide output buffer, innermost first
+  Halide::Func func;
+};
+
+struct LowerOptions {
+  bool runtime_weights = false;  // float initializers become ImageParams instead of baked Buffers
+  Halide::Target target = Halide::get_host_target();
+};
+
+class LoweringContext {
+ public:
+  LoweringContext(const ir::Model& model, const std::string& origin, const LowerOptions& options);
+
+  const ir::Model& model() const { return model_; }
+  const LowerOptions& options() const { return options_; }
+  const Halide::Target& target() const { return options_.target; }
+  int64_t opset(const std::string& domain) const { return model_.opset(domain); }
+
+  // The lowered input k of node n; throws naming the node if omitted.
+  const LTensor& input(const ir::Node& n, size_t k) const;
+  const LTensor* optional_input(const ir::Node& n, size_t k) const;
+  // The compile-time integer values of input k (shapes, axes, ...).
+  std::vector<int64_t> constant_ints(const ir::Node& n, size_t k) const;
+  bool has(const ir::Value* v) const { return values_.count(v) > 0; }
+  const LTensor& at(const ir::Value* v) const;
+  void define(const ir::Value* v, LTensor t);
+
+  // "model.onnx: node 'conv3' (Conv): <what>"
+  [[noreturn]] void fail(const ir::Node& n, const std::string& what) const;
+  std::string where(const ir::Node& n) const;
+  const std::string& origin() const { return origin_; }
+
+  // A fresh Func named after the node (unique, valid in C).
+  Halide::Func func(const ir::Node& n, const std::string& suffix = "");
+  std::string unique_c_name(const std::string& base);
+
+  std::vector<ParamInfo> inputs, weights;
+  std::vector<OutputInfo> outputs;
+
+ private:
+  const ir::Model& model_;
+  std::string origin_;
+  LowerOptions options_;
+  std::map<const ir::Value*, LTensor> values_;
+  std::set<std::string> names_;
+};
+
+// ---- helpers shared by the op lowerings (lowering_util.cpp) ----
+
+// Pure variables for a Func of the given rank (Halide order: vars[0] innermost).
+std::vector<Halide::Var> make_vars(int rank);
+// Arguments for f at ONNX-order indices idx (reverses them).
+std::vector<Halide::Expr> halide_args(const std::vector<Halide::Expr>& onnx_idx);
+// t at ONNX-order indices.
+Halide::Expr read(const LTensor& t, const std::vector<Halide::Expr>& onnx_idx);
+// ONNX-order index Exprs for a Func defined over `vars` (reverses them).
+std::vector<Halide::Expr> onnx_index(const std::vector<Halide::Var>& vars);
+// Defines out.f(vars) = value with vars for out.shape; returns the vars.
+LTensor make_tensor(Halide::Func f, std::vector<int64_t> shape);
+// A baked constant (float data) as a LTensor.
+LTensor constant_tensor(const ir::Tensor& t, const std::string& name);
+// Numpy broadcast of shapes; throws std::invalid_argument on a mismatch.
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+// Reads t broadcast to out_shape at out indices (ONNX order).
+Halide::Expr read_broadcast(const LTensor& t, const std::vector<int64_t>& out_shape,
+                            const std::vector<Halide::Expr>& out_idx);
+std::string shape_str(const std::vector<int64_t>& s);
+int64_t normalize_axis(const LoweringContext& cx, const ir::Node& n, int64_t axis, int64_t rank);
+// Row-major element count.
+int64_t numel(const std::vector<int64_t>& s);
+
+// Schedules a Func that reduces (pool, softmax, matmul...): compute_root,
+// vectorised along its innermost dimension when wide enough, parallel over
+// its outermost ones. Every update stage gets the same treatment.
+void schedule_reduction(Halide::Func f, const std::vector<int64_t>& halide_extents,
+                        const Halide::Target& target);
+
+}  // namespace batchconv::compiler

@@ -1,0 +1,217 @@
+// Conv and batchconv.BatchedWeightConv through the shared convolution
+// algorithm (generators/conv_algorithm.h) and CPU schedule
+// (generators/conv_schedule_cpu.h): the same code the AOT kernels use.
+//
+// Both ops see their tensors in the algorithm's grouped view
+//   input (x, y, ci, g, n, b), weight (kx, ky, ci, co, g, b), bias (co, g, b)
+// (a 1-D conv is H = KH = 1; a plain Conv is B = 1), and their result is a
+// compute_root 6-D Func (x, y, co, g, n, b) which the next nodes read back in
+// ONNX order. That Func is also the storage of the output, so a graph output
+// that is this conv (through Squeeze/Reshape) is written in place.
+#include <limits>
+
+#include "conv_algorithm.h"
+#include "conv_schedule_cpu.h"
+#include "ops.h"
+
+namespace batchconv::compiler {
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+Expr i32(int64_t v) { return Expr(static_cast<int32_t>(v)); }
+
+struct ConvShape {
+  bool batched = false;  // BatchedWeightConv: a leading B dim on x, w, bias
+  int spatial = 0;       // 1 or 2
+  int64_t B = 1, N = 0, C = 0, G = 1, cin_g = 0, cout = 0, cout_g = 0;
+  int64_t in_w = 1, in_h = 1, k_w = 1, k_h = 1;
+  int64_t s_w = 1, s_h = 1, d_w = 1, d_h = 1, p_w = 0, p_h = 0;  // pad_* = before
+  int64_t out_w = 1, out_h = 1;
+};
+
+// Reads and checks the geometry; every failure names the node.
+ConvShape conv_shape(const LoweringContext& cx, const ir::Node& n, bool batched) {
+  const LTensor& x = cx.input(n, 0);
+  const LTensor& w = cx.input(n, 1);
+  const int lead = batched ? 1 : 0;
+  ConvShape s;
+  s.batched = batched;
+  s.spatial = x.rank() - 2 - lead;
+  if (s.spatial < 1 || s.spatial > 2) {
+    cx.fail(n, "input of shape " + shape_str(x.shape) + ": only 1-D and 2-D convolutions are supported");
+  }
+  if (w.rank() != x.rank()) {
+    cx.fail(n, "weight of shape " + shape_str(w.shape) + " does not have the rank of the input " +
+                   shape_str(x.shape));
+  }
+  if (batched) {
+    s.B = x.shape[0];
+    if (w.shape[0] != s.B) {
+      cx.fail(n, "weight batch " + std::to_string(w.shape[0]) + " != input batch " + std::to_string(s.B));
+    }
+  }
+  s.N = x.shape[lead];
+  s.C = x.shape[lead + 1];
+  s.G = n.attr_int("group", 1);
+  s.cout = w.shape[lead];
+  s.cin_g = w.shape[lead + 1];
+  if (s.G < 1 || s.C % s.G != 0 || s.cout % s.G != 0) {
+    cx.fail(n, "group=" + std::to_string(s.G) + " does not divide " + std::to_string(s.C) + " input and " +
+                   std::to_string(s.cout) + " output channels");
+  }
+  if (s.C / s.G != s.cin_g) {
+    cx.fail(n, "weight expects " + std::to_string(s.cin_g) + " input channels per group, the input has " +
+                   std::to_string(s.C / s.G));
+  }
+  s.cout_g = s.cout / s.G;
+  const int sp0 = lead + 2;
+  std::vector<int64_t> in(x.shape.begin() + sp0, x.shape.end());
+  std::vector<int64_t> k(w.shape.begin() + sp0, w.shape.end());
+  std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(s.spatial, 1));
+  std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(s.spatial, 1));
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * s.spatial, 0));
+  std::vector<int64_t> ks = n.attr_ints("kernel_shape", k);
+  if (strides.size() != size_t(s.spatial) || dil.size() != size_t(s.spatial) ||
+      pads.size() != size_t(2 * s.spatial) || ks != k) {
+    cx.fail(n, "strides/dilations/pads/kernel_shape do not match " + std::to_string(s.spatial) +
+                   " spatial dims and weight " + shape_str(w.shape));
+  }
+  const ir::Attribute* ap = n.attr("auto_pad");
+  std::string auto_pad = ap ? ap->s : "NOTSET";
+  std::vector<int64_t> out(s.spatial);
+  for (int d = 0; d < s.spatial; ++d) {
+    const int64_t span = dil[d] * (k[d] - 1) + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t o = (in[d] + strides[d] - 1) / strides[d];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * strides[d] + span - in[d]);
+      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[d + s.spatial] = total - pads[d];
+    } else if (auto_pad == "VALID") {
+      pads[d] = pads[d + s.spatial] = 0;
+    } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
+      cx.fail(n, "auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    }
+    const int64_t padded = in[d] + pads[d] + pads[d + s.spatial];
+    if (strides[d] < 1 || dil[d] < 1 || padded < span) {
+      cx.fail(n, "kernel span " + std::to_string(span) + " is larger than the padded input " +
+                     std::to_string(padded) + " (or a stride/dilation < 1)");
+    }
+    out[d] = (padded - span) / strides[d] + 1;
+  }
+  // Halide order: x is the last ONNX dim.
+  s.in_w = in.back();
+  s.k_w = k.back();
+  s.s_w = strides.back();
+  s.d_w = dil.back();
+  s.p_w = pads[s.spatial - 1];
+  s.out_w = out.back();
+  if (s.spatial == 2) {
+    s.in_h = in[0];
+    s.k_h = k[0];
+    s.s_h = strides[0];
+    s.d_h = dil[0];
+    s.p_h = pads[0];
+    s.out_h = out[0];
+  }
+  const LTensor* bias = cx.optional_input(n, 2);
+  if (bias) {
+    std::vector<int64_t> want = batched ? std::vector<int64_t>{s.B, s.cout} : std::vector<int64_t>{s.cout};
+    if (bias->shape != want) cx.fail(n, "bias of shape " + shape_str(bias->shape) + ", expected " + shape_str(want));
+  }
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  if (x.numel() > limit || numel({s.B, s.N, s.cout, s.out_h, s.out_w}) > limit) {
+    cx.fail(n, "tensors of more than 2^31 elements are not supported (32-bit indexing)");
+  }
+  return s;
+}
+
+void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
+  const ConvShape s = conv_shape(cx, n, batched);
+  const LTensor& x = cx.input(n, 0);
+  const LTensor& w = cx.input(n, 1);
+  const LTensor* bias = cx.optional_input(n, 2);
+  const bool two_d = s.spatial == 2;
+
+  // The grouped views of conv_algorithm.h, reading the ONNX-order Funcs.
+  Var X("x"), Y("y"), ci("ci"), co("co"), g("g"), N("n"), B("b"), kx("kx"), ky("ky");
+  Func in6(cx.unique_c_name("f_" + n.name + "_in")), w6(cx.unique_c_name("f_" + n.name + "_w")),
+      b3(cx.unique_c_name("f_" + n.name + "_bias"));
+  {
+    std::vector<Expr> xi, wi;
+    if (batched) xi.push_back(B), wi.push_back(B);
+    xi.push_back(N);
+    xi.push_back(g * i32(s.cin_g) + ci);
+    wi.push_back(g * i32(s.cout_g) + co);
+    wi.push_back(ci);
+    if (two_d) xi.push_back(Y), wi.push_back(ky);
+    xi.push_back(X);
+    wi.push_back(kx);
+    in6(X, Y, ci, g, N, B) = read(x, xi);
+    w6(kx, ky, ci, co, g, B) = read(w, wi);
+    if (bias) {
+      std::vector<Expr> bi;
+      if (batched) bi.push_back(B);
+      bi.push_back(g * i32(s.cout_g) + co);
+      b3(co, g, B) = read(*bias, bi);
+    } else {
+      b3(co, g, B) = 0.0f;
+    }
+  }
+  batchconv_gen::ConvGeometry geo;
+  geo.stride_x = i32(s.s_w);
+  geo.stride_y = i32(s.s_h);
+  geo.dilation_x = i32(s.d_w);
+  geo.dilation_y = i32(s.d_h);
+  geo.pad_x = i32(s.p_w);
+  geo.pad_y = i32(s.p_h);
+  geo.in_w = i32(s.in_w);
+  geo.in_h = i32(s.in_h);
+  geo.kernel_w = i32(s.k_w);
+  geo.kernel_h = i32(s.k_h);
+  geo.cin_g = i32(s.cin_g);
+  geo.cout_g = i32(s.cout_g);
+  batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(in6, w6, b3, geo, Expr(false));
+  const batchconv_gen::ConvVars& v = f.v;
+  Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
+  out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
+  out6.compute_root();
+  batchconv_gen::ConvExtents e;
+  e.out_w = i32(s.out_w);
+  e.out_h = i32(s.out_h);
+  e.cin_g = i32(s.cin_g);
+  e.cout_g = i32(s.cout_g);
+  e.stride_x = i32(s.s_w);
+  batchconv_gen::schedule_conv_cpu(out6, f, {v.n, v.b}, e, cx.target());
+
+  // Back to ONNX order: (B,) N, C, (H,) W.
+  std::vector<int64_t> shape;
+  if (batched) shape.push_back(s.B);
+  shape.push_back(s.N);
+  shape.push_back(s.cout);
+  if (two_d) shape.push_back(s.out_h);
+  shape.push_back(s.out_w);
+  std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
+  std::vector<Expr> idx = onnx_index(vars);
+  const int lead = batched ? 1 : 0;
+  Expr c = idx[lead + 1];
+  Expr cg = s.G == 1 ? c : c % i32(s.cout_g);
+  Expr gg = s.G == 1 ? Expr(0) : c / i32(s.cout_g);
+  Func val = cx.func(n);
+  val(vars) = out6(idx.back(), two_d ? idx[lead + 2] : Expr(0), cg, gg, idx[lead], batched ? idx[0] : Expr(0));
+  LTensor t = make_tensor(val, shape);
+  t.storage = out6;
+  t.storage_extents = {s.out_w, s.out_h, s.cout_g, s.G, s.N, s.B};
+  cx.define(n.outputs[0], std::move(t));
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) {
+  r["Conv"] = [](LoweringContext& cx, const ir::Node& n) { lower_conv(cx, n, false); };
+  r["batchconv.BatchedWeightConv"] = [](LoweringContext& cx, const ir::Node& n) { lower_conv(cx, n, true); };
+}
+
+}  // namespace batchconv::compiler

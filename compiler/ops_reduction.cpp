@@ -1,0 +1,263 @@
+// Ops that reduce: MatMul, Gemm, MaxPool, AveragePool, GlobalAveragePool,
+// Softmax, LogSoftmax. Each is compute_root, vectorised along its innermost
+// dimension and parallel over the others (schedule_reduction); inputs that
+// are inlined arithmetic are materialised first so the reduction does not
+// recompute them.
+#include <algorithm>
+#include <cmath>
+
+#include "ops.h"
+
+namespace batchconv::compiler {
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::Var;
+
+Expr i32(int64_t v) { return Expr(static_cast<int32_t>(v)); }
+
+std::vector<int64_t> reversed(std::vector<int64_t> s) {
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+// A compute_root copy of t when reading it is not cheap.
+LTensor materialize(LoweringContext& cx, const ir::Node& n, const LTensor& t, const std::string& suffix) {
+  if (t.cheap) return t;
+  std::vector<Var> vars = make_vars(t.rank());
+  Func f = cx.func(n, suffix);
+  f(vars) = t.f(std::vector<Expr>(vars.begin(), vars.end()));
+  schedule_reduction(f, reversed(t.shape), cx.target());
+  LTensor out = make_tensor(f, t.shape);
+  return out;
+}
+
+void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, std::vector<int64_t> shape) {
+  schedule_reduction(f, reversed(shape), cx.target());
+  cx.define(n.outputs[output], make_tensor(f, std::move(shape)));
+}
+
+void matmul(LoweringContext& cx, const ir::Node& n) {
+  const LTensor a = materialize(cx, n, cx.input(n, 0), "a");
+  const LTensor b = materialize(cx, n, cx.input(n, 1), "b");
+  if (a.rank() < 1 || b.rank() < 1) cx.fail(n, "MatMul of a scalar");
+  std::vector<int64_t> as = a.shape, bs = b.shape;
+  if (a.rank() == 1) as.insert(as.begin(), 1);
+  if (b.rank() == 1) bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  if (bs[bs.size() - 2] != K) cx.fail(n, "inner dims differ: " + shape_str(a.shape) + " @ " + shape_str(b.shape));
+  std::vector<int64_t> batch;
+  try {
+    batch = broadcast_shapes(std::vector<int64_t>(as.begin(), as.end() - 2), std::vector<int64_t>(bs.begin(), bs.end() - 2));
+  } catch (const std::invalid_argument& e) {
+    cx.fail(n, e.what());
+  }
+  std::vector<int64_t> full = batch;
+  full.push_back(M);
+  full.push_back(N);
+  std::vector<Var> vars = make_vars(static_cast<int>(full.size()));
+  std::vector<Expr> idx = onnx_index(vars);
+  RDom r(0, i32(K), "k");
+  auto operand = [&](const LTensor& t, const std::vector<int64_t>& s2, Expr row, Expr col, bool is_a) {
+    std::vector<Expr> i;
+    const size_t nb = s2.size() - 2, off = batch.size() - nb;
+    for (size_t k = 0; k < nb; ++k) i.push_back(s2[k] == 1 ? Expr(0) : idx[k + off]);
+    if (t.rank() == 1) i.push_back(is_a ? col : row);
+    else i.push_back(row), i.push_back(col);
+    return read(t, i);
+  };
+  Func f = cx.func(n);
+  f(vars) = 0.0f;
+  f(vars) += operand(a, as, idx[batch.size()], r, true) * operand(b, bs, r, idx[batch.size() + 1], false);
+  schedule_reduction(f, reversed(full), cx.target());
+  LTensor t = make_tensor(f, full);
+  std::vector<int64_t> shape = batch;
+  if (a.rank() > 1) shape.push_back(M);
+  if (b.rank() > 1) shape.push_back(N);
+  if (shape == full) {
+    cx.define(n.outputs[0], std::move(t));
+  } else {
+    // Drop the unit dims of 1-D operands: a view of the root Func.
+    std::vector<Var> v2 = make_vars(static_cast<int>(shape.size()));
+    std::vector<Expr> o = onnx_index(v2), fi;
+    for (size_t k = 0; k < batch.size(); ++k) fi.push_back(o[k]);
+    size_t next = batch.size();
+    fi.push_back(a.rank() > 1 ? o[next++] : Expr(0));
+    fi.push_back(b.rank() > 1 ? o[next] : Expr(0));
+    Func g = cx.func(n, "view");
+    g(v2) = read(t, fi);
+    cx.define(n.outputs[0], make_tensor(g, shape));
+  }
+}
+
+void gemm(LoweringContext& cx, const ir::Node& n) {
+  const LTensor a = materialize(cx, n, cx.input(n, 0), "a");
+  const LTensor b = materialize(cx, n, cx.input(n, 1), "b");
+  const LTensor* c = cx.optional_input(n, 2);
+  if (a.rank() != 2 || b.rank() != 2) cx.fail(n, "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const ir::Attribute* al = n.attr("alpha");
+  const ir::Attribute* be = n.attr("beta");
+  const float alpha = al ? al->f : 1.0f, beta = be ? be->f : 1.0f;
+  const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
+  const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
+  if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b.shape));
+  const std::vector<int64_t> shape{M, N};
+  if (c) {
+    try {
+      if (broadcast_shapes(c->shape, shape) != shape) throw std::invalid_argument("");
+    } catch (const std::invalid_argument&) {
+      cx.fail(n, "C of shape " + shape_str(c->shape) + " does not broadcast to " + shape_str(shape));
+    }
+  }
+  Var x("n"), y("m");
+  RDom r(0, i32(K), "k");
+  Func f = cx.func(n);
+  f(x, y) = c ? beta * read_broadcast(*c, shape, {y, x}) : Expr(0.0f);
+  Expr av = ta ? read(a, {r, y}) : read(a, {y, r});
+  Expr bv = tb ? read(b, {x, r}) : read(b, {r, x});
+  f(x, y) += alpha * av * bv;
+  define_root(cx, n, 0, f, shape);
+}
+
+struct Window {
+  std::vector<int64_t> k, s, d, pb, pe, out;
+};
+
+Window pool_window(LoweringContext& cx, const ir::Node& n, const LTensor& x, bool dilations) {
+  const int sp = x.rank() - 2;
+  if (sp < 1) cx.fail(n, "input of shape " + shape_str(x.shape) + " has no spatial dims");
+  Window w;
+  w.k = n.attr_ints("kernel_shape");
+  if (int(w.k.size()) != sp) cx.fail(n, "kernel_shape must have " + std::to_string(sp) + " entries");
+  w.s = n.attr_ints("strides", std::vector<int64_t>(sp, 1));
+  w.d = dilations ? n.attr_ints("dilations", std::vector<int64_t>(sp, 1)) : std::vector<int64_t>(sp, 1);
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  if (int(w.s.size()) != sp || int(w.d.size()) != sp || int(pads.size()) != 2 * sp) cx.fail(n, "strides/dilations/pads do not match the spatial rank");
+  const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
+  const ir::Attribute* ap = n.attr("auto_pad");
+  const std::string auto_pad = ap ? ap->s : "NOTSET";
+  for (int i = 0; i < sp; ++i) {
+    const int64_t in = x.shape[2 + i], span = w.d[i] * (w.k[i] - 1) + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t o = (in + w.s[i] - 1) / w.s[i];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * w.s[i] + span - in);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + sp] = total - pads[i];
+    } else if (auto_pad == "VALID") {
+      pads[i] = pads[i + sp] = 0;
+    }
+    w.pb.push_back(pads[i]);
+    w.pe.push_back(pads[i + sp]);
+    const int64_t room = in + pads[i] + pads[i + sp] - span;
+    if (room < 0 || w.s[i] < 1) cx.fail(n, "the window is larger than the padded input");
+    int64_t o = (ceil_mode ? (room + w.s[i] - 1) / w.s[i] : room / w.s[i]) + 1;
+    if (ceil_mode && (o - 1) * w.s[i] >= in + pads[i]) --o;
+    w.out.push_back(o);
+  }
+  return w;
+}
+
+void pool(LoweringContext& cx, const ir::Node& n, bool is_max) {
+  if (n.outputs.size() > 1 && n.outputs[1] && !n.outputs[1]->uses.empty()) cx.fail(n, "the Indices output is not supported");
+  const LTensor& x = cx.input(n, 0);
+  const Window w = pool_window(cx, n, x, is_max);
+  const int sp = x.rank() - 2;
+  std::vector<int64_t> shape{x.shape[0], x.shape[1]};
+  for (int64_t o : w.out) shape.push_back(o);
+  std::vector<Var> vars = make_vars(x.rank());
+  std::vector<Expr> idx = onnx_index(vars);
+  Halide::Region dom;
+  for (int i = sp; i-- > 0;) dom.push_back({0, i32(w.k[i])});  // innermost first
+  RDom r(dom);
+  std::vector<Expr> in_idx{idx[0], idx[1]};
+  Expr inside = Halide::const_true(), in_pad = Halide::const_true();
+  for (int i = 0; i < sp; ++i) {
+    Expr p = idx[2 + i] * i32(w.s[i]) + r[sp - 1 - i] * i32(w.d[i]) - i32(w.pb[i]);
+    inside = inside && p >= 0 && p < i32(x.shape[2 + i]);
+    in_pad = in_pad && p < i32(x.shape[2 + i] + w.pe[i]);
+    in_idx.push_back(Halide::clamp(p, 0, i32(x.shape[2 + i] - 1)));
+  }
+  Expr v = read(x, in_idx);
+  Func f = cx.func(n);
+  if (is_max) {
+    f(vars) = Halide::maximum(Halide::select(inside, v, Halide::Float(32).min()));
+  } else {
+    const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+    Expr count = Halide::sum(Halide::select(include_pad ? in_pad : inside, 1, 0));
+    f(vars) = Halide::sum(Halide::select(inside, v, 0.0f)) / Halide::cast<float>(Halide::max(count, 1));
+  }
+  define_root(cx, n, 0, f, shape);
+}
+
+void global_average_pool(LoweringContext& cx, const ir::Node& n) {
+  const LTensor& x = cx.input(n, 0);
+  const int sp = x.rank() - 2;
+  if (sp < 1) cx.fail(n, "input of shape " + shape_str(x.shape) + " has no spatial dims");
+  Halide::Region dom;
+  int64_t count = 1;
+  for (int i = sp; i-- > 0;) dom.push_back({0, i32(x.shape[2 + i])}), count *= x.shape[2 + i];
+  RDom r(dom);
+  std::vector<Var> vars = make_vars(x.rank());
+  std::vector<Expr> idx = onnx_index(vars), in_idx{idx[0], idx[1]};
+  for (int i = 0; i < sp; ++i) in_idx.push_back(r[sp - 1 - i]);
+  std::vector<int64_t> shape{x.shape[0], x.shape[1]};
+  shape.resize(x.shape.size(), 1);
+  Func f = cx.func(n);
+  f(vars) = 0.0f;
+  f(vars) += read(x, in_idx);
+  Func g = cx.func(n, "mean");
+  g(vars) = f(vars) * (1.0f / static_cast<float>(count));
+  schedule_reduction(f, reversed(shape), cx.target());
+  LTensor t = make_tensor(g, shape);
+  t.cheap = false;
+  cx.define(n.outputs[0], std::move(t));
+}
+
+void softmax(LoweringContext& cx, const ir::Node& n, bool log) {
+  const LTensor x = materialize(cx, n, cx.input(n, 0), "x");
+  const bool v13 = cx.opset("") >= 13;
+  const int64_t axis = normalize_axis(cx, n, n.attr_int("axis", v13 ? -1 : 1), x.rank());
+  // Reduced dims: the axis (opset >= 13) or every dim from it on (older opsets).
+  const int64_t last = v13 ? axis : x.rank() - 1;
+  std::vector<Var> vars = make_vars(x.rank());
+  std::vector<Expr> idx = onnx_index(vars);
+  std::vector<Var> kept;  // Halide order
+  std::vector<int64_t> kept_ext;
+  Halide::Region dom;
+  for (int64_t k = x.rank(); k-- > 0;) {
+    if (k >= axis && k <= last) dom.push_back({0, i32(x.shape[k])});
+    else kept.push_back(vars[x.rank() - 1 - k]), kept_ext.push_back(x.shape[k]);
+  }
+  RDom r(dom);
+  std::vector<Expr> ridx = idx;
+  for (int64_t k = axis; k <= last; ++k) ridx[k] = r[last - k];
+  std::vector<Expr> kept_args(kept.begin(), kept.end());
+  Func mx = cx.func(n, "max"), sum = cx.func(n, "sum"), f = cx.func(n);
+  mx(kept) = Halide::maximum(read(x, ridx));
+  sum(kept) = 0.0f;
+  sum(kept) += Halide::exp(read(x, ridx) - mx(kept_args));
+  Expr shifted = read(x, idx) - mx(kept_args);
+  f(vars) = log ? shifted - Halide::log(sum(kept_args)) : Halide::exp(shifted) / sum(kept_args);
+  schedule_reduction(mx, kept_ext, cx.target());
+  schedule_reduction(sum, kept_ext, cx.target());
+  LTensor t = make_tensor(f, x.shape);
+  t.cheap = false;
+  cx.define(n.outputs[0], std::move(t));
+}
+
+}  // namespace
+
+void register_reduction_ops(OpRegistry& r) {
+  r["MatMul"] = matmul;
+  r["Gemm"] = gemm;
+  r["MaxPool"] = [](LoweringContext& cx, const ir::Node& n) { pool(cx, n, true); };
+  r["AveragePool"] = [](LoweringContext& cx, const ir::Node& n) { pool(cx, n, false); };
+  r["GlobalAveragePool"] = global_average_pool;
+  r["Softmax"] = [](LoweringContext& cx, const ir::Node& n) { softmax(cx, n, false); };
+  r["LogSoftmax"] = [](LoweringContext& cx, const ir::Node& n) { softmax(cx, n, true); };
+}
+
+}  // namespace batchconv::compiler

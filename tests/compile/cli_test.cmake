@@ -1,0 +1,34 @@
+# batchconv-compile on a model with an unsupported op: exit code 1, a message naming the node and op,
+# and no files left in the output folder. Run by ctest (batchconv_compile_cli_test).
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${TOOL}" "${DATA}/unsupported_op.onnxtxt" -o "${WORK}" --name=bad
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "expected exit code 1, got '${rc}'\n${out}${err}")
+endif()
+if(NOT err MATCHES "unsupported_op.onnxtxt: node '[^']*' \\(Erf\\): unsupported op")
+  message(FATAL_ERROR "the error does not name the node and op:\n${err}")
+endif()
+file(GLOB left "${WORK}/*" "${WORK}/.*")
+if(left)
+  message(FATAL_ERROR "files left behind after a failed compile: ${left}")
+endif()
+# A dynamic input dim that is not bound: exit 1 naming the input and dim.
+execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "input 'x' dim 0 \\('N'\\)")
+  message(FATAL_ERROR "dynamic dim: expected exit 1 naming input 'x' dim 0 ('N'), got ${rc}:\n${err}")
+endif()
+# Bound with --shape it compiles.
+execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}" --shape x=3x4
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT EXISTS "${WORK}/libdynamic_dim.a" OR NOT EXISTS "${WORK}/dynamic_dim.h")
+  message(FATAL_ERROR "--shape x=3x4 should compile: ${rc}\n${out}${err}")
+endif()
+# Bad options are usage errors (exit 2).
+execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}" --weights=sometimes
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--weights must be baked or runtime")
+  message(FATAL_ERROR "--weights=sometimes: expected exit 2, got ${rc}:\n${err}")
+endif()

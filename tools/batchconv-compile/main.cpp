@@ -1,0 +1,121 @@
+// batchconv-compile: an ONNX model AOT-compiled into one static library.
+//
+//   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
+//       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
+//
+// Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
+// (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "compile.h"
+#include "onnx/onnx_io.h"
+#include "ops.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: batchconv-compile <model.onnx|.onnxtxt> -o <dir> [options]\n"
+    "\n"
+    "Imports the model, runs batchconv's rewrite pipeline, lowers the graph to one\n"
+    "Halide pipeline and AOT-compiles it into <dir>/lib<name>.a, <dir>/<name>_impl.h\n"
+    "and <dir>/<name>.h, whose C entry point is\n"
+    "    int <name>(halide_buffer_t *inputs..., *weights..., *outputs...)\n"
+    "(dense row-major float32 buffers with the model's static shapes).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output=<dir>         folder for the files (must exist)\n"
+    "  --target=<t>[,<t>...]      Halide target(s), best first (default: host)\n"
+    "  --name=<N>                 C function name (default: the model file's stem)\n"
+    "  --no-rewrites              lower the model as it is (for A/B comparisons)\n"
+    "  --weights=baked|runtime    bake initializers in (default) or take float\n"
+    "                             initializers as extra buffer arguments after the inputs\n"
+    "  --shape <input>=<d0xd1..>  bind (or override) an input's shape; repeatable\n"
+    "  --list-ops                 print the ops the compiler lowers and exit\n"
+    "  --help, --version\n";
+
+bool take(const std::string& arg, const std::string& flag, std::string& value) {
+  if (arg.rfind(flag + "=", 0) == 0) {
+    value = arg.substr(flag.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+int usage_error(const std::string& msg) {
+  std::cerr << "batchconv-compile: " << msg << "\n(see --help)\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace batchconv;
+  compiler::CompileOptions opt;
+  std::string model;
+  for (int k = 1; k < argc; ++k) {
+    std::string a = argv[k], v;
+    auto next = [&](const std::string& flag) -> std::string {
+      if (k + 1 >= argc) throw compiler::Error(flag + " needs a value");
+      return argv[++k];
+    };
+    try {
+      if (a == "--help" || a == "-h") {
+        std::cout << kUsage;
+        return 0;
+      } else if (a == "--version") {
+        std::cout << "batchconv-compile " << BATCHCONV_VERSION << "\n";
+        return 0;
+      } else if (a == "--list-ops") {
+        for (const std::string& op : compiler::supported_ops()) std::cout << op << "\n";
+        return 0;
+      } else if (a == "-o" || a == "--output") {
+        opt.out_dir = next(a);
+      } else if (take(a, "--output", v) || take(a, "-o", v)) {
+        opt.out_dir = v;
+      } else if (take(a, "--target", v)) {
+        opt.target = v;
+      } else if (a == "--target") {
+        opt.target = next(a);
+      } else if (take(a, "--name", v)) {
+        opt.name = v;
+      } else if (a == "--no-rewrites") {
+        opt.run_rewrites = false;
+      } else if (take(a, "--weights", v)) {
+        if (v != "baked" && v != "runtime") return usage_error("--weights must be baked or runtime, not '" + v + "'");
+        opt.runtime_weights = v == "runtime";
+      } else if (a == "--shape" || take(a, "--shape", v)) {
+        if (a == "--shape") v = next(a);
+        const size_t eq = v.find('=');
+        if (eq == std::string::npos || eq == 0) return usage_error("--shape expects <input>=<d0xd1x...>, got '" + v + "'");
+        opt.shapes[v.substr(0, eq)] = compiler::parse_shape(v.substr(eq + 1));
+      } else if (!a.empty() && a[0] == '-') {
+        return usage_error("unknown option '" + a + "'");
+      } else if (model.empty()) {
+        model = a;
+      } else {
+        return usage_error("more than one model given ('" + model + "', '" + a + "')");
+      }
+    } catch (const compiler::Error& e) {
+      return usage_error(e.what());
+    }
+  }
+  if (model.empty()) return usage_error("no model given");
+  try {
+    compiler::CompileSummary s = compiler::compile_model_file(model, opt);
+    std::cout << "batchconv-compile: " << model << ": " << s.nodes << " nodes";
+    if (opt.run_rewrites) {
+      std::cout << ", rewrites fired: ";
+      if (s.passes.empty()) std::cout << "none";
+      for (size_t k = 0; k < s.passes.size(); ++k) std::cout << (k ? ", " : "") << s.passes[k];
+    }
+    std::cout << "\n";
+    for (const std::string& f : s.files) std::cout << "  wrote " << f << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "batchconv-compile: error: " << e.what() << "\n";
+    return 1;
+  }
+}
