@@ -44,9 +44,19 @@ std::optional<Tensor> shape_only(const Value* v) {
   return t;
 }
 
+bool fully_static(const Value* v) {
+  if (!v || !v->type.shape) return false;
+  for (const ir::Dim& d : *v->type.shape)
+    if (!d.known()) return false;
+  return true;
+}
+
 struct Folder {
   ir::Model& model;
   PassResult& result;
+  // Set when a folded value feeds a node whose output shape is not fully
+  // known: shape inference may learn more from the new constants.
+  bool shapes_may_improve = false;
 
   // Why the node cannot be folded ("" when it was folded, "-" when it is not a candidate).
   std::string try_fold(Node* n) {
@@ -109,6 +119,9 @@ struct Folder {
       Value* o = n->outputs[k];
       if (!o) continue;
       std::string name = o->name;
+      for (const ir::Use& u : o->uses)
+        for (const Value* out : u.node->outputs)
+          if (out && !fully_static(out)) shapes_may_improve = true;
       Value* c = g.add_initializer(name + "_folded", std::move(outs[k]));
       g.replace_all_uses(o, c);
       g.rename_value(o, g.unique_name(name + "_unfolded"));
@@ -136,7 +149,8 @@ PassResult fold_constants(ir::Model& model, const PassOptions&) {
       if (!why.empty() && why != "-") skips.push_back({match::node_label(n), why});
     }
     result.skips = std::move(skips);
-    if (result.fired == fired_before) break;
+    if (result.fired == fired_before || !folder.shapes_may_improve) break;
+    folder.shapes_may_improve = false;
     io::infer_shapes(model);  // folded shapes make more shapes known
   }
   return result;

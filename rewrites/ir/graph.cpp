@@ -133,6 +133,8 @@ Node* Graph::add_node(const std::string& op_type, std::vector<Value*> inputs, st
   n->name = nm;
   node_names_[nm]++;
   Node* p = n.get();
+  compact();
+  p->position = nodes_.size();
   for (size_t k = 0; k < outputs.size(); ++k) {
     Value* o = outputs[k];
     if (!o) continue;
@@ -219,13 +221,22 @@ void Graph::compact() const {
   if (dead_count_ == 0) return;
   size_t w = 0;
   for (size_t r = 0; r < nodes_.size(); ++r) {
-    if (nodes_[r]->dead)
+    if (nodes_[r]->dead) {
       removed_.push_back(std::move(nodes_[r]));
-    else
+    } else {
+      nodes_[r]->position = w;
       nodes_[w++] = std::move(nodes_[r]);
+    }
   }
   nodes_.resize(w);
   dead_count_ = 0;
+}
+
+void Graph::reserve(size_t nodes, size_t values) {
+  nodes_.reserve(nodes);
+  values_.reserve(values);
+  by_name_.reserve(values);
+  node_names_.reserve(nodes);
 }
 
 size_t Graph::num_nodes() const {
@@ -292,27 +303,24 @@ void Graph::remove_unused_initializers() {
 std::vector<Node*> Graph::topological_order() const {
   compact();
   const size_t n = nodes_.size();
-  std::unordered_map<const Node*, size_t> index;
-  index.reserve(n * 2);
-  for (size_t k = 0; k < n; ++k) index[nodes_[k].get()] = k;
-  std::vector<int> indegree(n, 0);
-  std::vector<std::vector<size_t>> consumers(n);
-  auto edges = [&](size_t k, const std::function<void(size_t)>& f) {
-    const Node* nd = nodes_[k].get();
+  // Edges producer -> consumer in CSR form (no per-node vectors: this runs on 100k-node graphs).
+  auto for_each_producer = [&](const Node* nd, auto&& f) {
     auto visit = [&](const Value* v) {
-      if (v && v->producer && !v->producer->dead) {
-        auto it = index.find(v->producer);
-        if (it != index.end()) f(it->second);
-      }
+      if (v && v->producer && !v->producer->dead) f(v->producer->position);
     };
     for (const Value* v : nd->inputs) visit(v);
     for (const Value* v : nd->implicit_inputs) visit(v);
   };
+  std::vector<int> indegree(n, 0);
+  std::vector<size_t> start(n + 1, 0);
   for (size_t k = 0; k < n; ++k)
-    edges(k, [&](size_t p) {
+    for_each_producer(nodes_[k].get(), [&](size_t p) {
       indegree[k]++;
-      consumers[p].push_back(k);
+      start[p + 1]++;
     });
+  for (size_t k = 0; k < n; ++k) start[k + 1] += start[k];
+  std::vector<size_t> fill(start.begin(), start.end() - 1), consumers(start[n]);
+  for (size_t k = 0; k < n; ++k) for_each_producer(nodes_[k].get(), [&](size_t p) { consumers[fill[p]++] = k; });
   // Min-heap on insertion index: keeps the source order wherever it is valid.
   std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
   for (size_t k = 0; k < n; ++k)
@@ -323,8 +331,8 @@ std::vector<Node*> Graph::topological_order() const {
     size_t k = ready.top();
     ready.pop();
     order.push_back(nodes_[k].get());
-    for (size_t c : consumers[k])
-      if (--indegree[c] == 0) ready.push(c);
+    for (size_t e = start[k]; e < start[k + 1]; ++e)
+      if (--indegree[consumers[e]] == 0) ready.push(consumers[e]);
   }
   if (order.size() == n) return order;
   // Name a node on the cycle: walk producers among the unscheduled nodes until one repeats.
@@ -334,7 +342,7 @@ std::vector<Node*> Graph::topological_order() const {
   while (!seen[cur]) {
     seen[cur] = 1;
     size_t next = cur;
-    edges(cur, [&](size_t p) {
+    for_each_producer(nodes_[cur].get(), [&](size_t p) {
       if (next == cur && indegree[p] > 0) next = p;
     });
     cur = next;

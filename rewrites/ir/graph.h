@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace batchconv::ir {
@@ -95,6 +96,7 @@ struct Node {
   std::vector<Value*> implicit_inputs;
   size_t order = 0;    // insertion index, for a stable topological order
   bool dead = false;   // removed from the graph (kept allocated until the Graph dies)
+  size_t position = 0; // index in Graph::nodes() (maintained by the Graph)
 
   const Attribute* attr(const std::string& k) const;
   int64_t attr_int(const std::string& k, int64_t def) const;
@@ -138,6 +140,7 @@ class Graph {
   // output (e.g. a consumed initializer); its name becomes free. The object
   // stays allocated until the Graph dies.
   void remove_value(Value* v);
+  void reserve(size_t nodes, size_t values);  // capacity hint for importers
   Graph() = default;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
@@ -150,9 +153,9 @@ class Graph {
   size_t next_order_ = 0;
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<std::unique_ptr<Value>> removed_values_;
-  std::map<std::string, Value*> by_name_;
-  std::map<std::string, int> node_names_;          // node names in use
-  std::map<std::string, int64_t> name_counters_;   // next suffix per base name
+  std::unordered_map<std::string, Value*> by_name_;
+  std::unordered_map<std::string, int> node_names_;          // node names in use
+  std::unordered_map<std::string, int64_t> name_counters_;   // next suffix per base name
 };
 
 // "'conv3' (Conv)" for messages; op_type#order when unnamed.

@@ -1,8 +1,11 @@
 // Conversions between ONNX protos and IR tensors, types and attributes.
 #include "onnx/convert.h"
 
+#include <onnx/shape_inference/implementation.h>
+
 #include <cmath>
 #include <cstring>
+#include <unordered_set>
 
 #include "onnx/onnx_io.h"
 
@@ -271,6 +274,69 @@ void attribute_to_proto(const std::string& name, const ir::Attribute& a, onnx::A
       out->mutable_t()->clear_name();
       break;
     default: throw Error("attribute '" + name + "': unmodelled attribute without its original bytes");
+  }
+}
+
+namespace {
+
+bool weight_like(const onnx::TensorProto& t) {
+  if (t.data_type() != onnx::TensorProto::FLOAT && t.data_type() != onnx::TensorProto::DOUBLE &&
+      t.data_type() != onnx::TensorProto::FLOAT16)
+    return false;
+  int64_t n = 1;
+  for (int64_t d : t.dims()) n *= d;
+  return n > 64;
+}
+
+void add_typed_input(onnx::GraphProto* g, const onnx::TensorProto& t) {
+  auto* in = g->add_input();
+  in->set_name(t.name());
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(t.data_type());
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+}
+
+}  // namespace
+
+onnx::ModelProto inference_copy(const onnx::ModelProto& proto) {
+  onnx::ModelProto copy;
+  copy.set_ir_version(proto.ir_version());
+  *copy.mutable_opset_import() = proto.opset_import();
+  const onnx::GraphProto& g = proto.graph();
+  onnx::GraphProto* c = copy.mutable_graph();
+  c->set_name(g.name());
+  *c->mutable_node() = g.node();
+  *c->mutable_output() = g.output();
+  std::unordered_set<std::string> inputs;
+  for (const auto& in : g.input()) inputs.insert(in.name());
+  *c->mutable_input() = g.input();
+  for (const auto& t : g.initializer()) {
+    if (!weight_like(t)) *c->add_initializer() = t;
+    else if (!inputs.count(t.name())) add_typed_input(c, t);
+  }
+  return copy;
+}
+
+void strip_for_inference(onnx::ModelProto& proto) {
+  onnx::GraphProto* g = proto.mutable_graph();
+  g->clear_value_info();
+  std::unordered_set<std::string> inputs;
+  for (const auto& in : g->input()) inputs.insert(in.name());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> all;
+  all.Swap(g->mutable_initializer());
+  for (auto& t : all) {
+    if (!weight_like(t)) g->add_initializer()->Swap(&t);
+    else if (!inputs.count(t.name())) add_typed_input(g, t);
+  }
+}
+
+void run_inference(onnx::ModelProto& proto) {
+  try {
+    onnx::ShapeInferenceOptions opts{false, 0, true};
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception&) {
+    proto.mutable_graph()->clear_value_info();
   }
 }
 

@@ -98,7 +98,8 @@ void write_model_proto(const onnx::ModelProto& proto, const std::string& path) {
 }
 
 std::unique_ptr<ir::Model> load_model(const std::string& path) {
-  return import_model(read_model_proto(path), path);
+  onnx::ModelProto p = read_model_proto(path);
+  return import_model(std::move(p), path);
 }
 
 void save_model(const ir::Model& model, const std::string& path) {
@@ -112,18 +113,14 @@ void save_model(const ir::Model& model, const std::string& path) {
 }
 
 std::unique_ptr<ir::Model> clone_model(const ir::Model& model) {
-  return import_model(export_model(model), "<clone>");
+  onnx::ModelProto p = export_model(model);
+  return import_model(std::move(p), "<clone>");
 }
 
 void infer_shapes(ir::Model& model) {
   onnx::ModelProto p = export_model(model);
-  p.mutable_graph()->clear_value_info();
-  try {
-    onnx::ShapeInferenceOptions opts{false, 0, true};
-    onnx::shape_inference::InferShapes(p, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception&) {
-    return;
-  }
+  strip_for_inference(p);
+  run_inference(p);
   for (const auto& vi : p.graph().value_info()) {
     ir::Value* v = model.graph.find_value(vi.name());
     if (!v || v->constant || v->is_graph_input || !vi.has_type()) continue;

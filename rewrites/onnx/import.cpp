@@ -1,6 +1,5 @@
 // ONNX ModelProto -> graph IR, with validation that names what is wrong.
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <set>
 #include <unordered_map>
@@ -29,28 +28,8 @@ void collect_subgraph_reads(const onnx::GraphProto& g, std::unordered_set<std::s
   }
 }
 
-// Types from ONNX shape inference, run on a copy; failures leave types unknown.
-std::unordered_map<std::string, onnx::TypeProto> inferred_types(const onnx::ModelProto& proto) {
-  std::unordered_map<std::string, onnx::TypeProto> out;
-  onnx::ModelProto copy;
-  *copy.mutable_graph() = proto.graph();
-  copy.mutable_graph()->clear_value_info();
-  copy.set_ir_version(proto.ir_version());
-  *copy.mutable_opset_import() = proto.opset_import();
-  try {
-    onnx::ShapeInferenceOptions opts{false, 0, true};
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception&) {
-    return out;
-  }
-  for (const auto& vi : copy.graph().value_info())
-    if (vi.has_type()) out[vi.name()] = vi.type();
-  return out;
-}
-
-}  // namespace
-
-std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin) {
+// Everything but the types from shape inference.
+std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::string& origin) {
   const std::string& f = origin;
   if (!proto.has_graph()) throw Error(f + ": not an ONNX model (no graph)");
   if (proto.ir_version() <= 0) throw Error(f + ": not an ONNX model (no ir_version)");
@@ -76,6 +55,11 @@ std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std
   ir::Graph& g = model->graph;
   g.name = gp.name();
   g.doc_string = gp.doc_string();
+  {
+    size_t outs = 0;
+    for (const auto& n : gp.node()) outs += static_cast<size_t>(n.output_size());
+    g.reserve(static_cast<size_t>(gp.node_size()), outs + gp.initializer_size() + gp.input_size());
+  }
   if (gp.sparse_initializer_size() > 0) throw Error(f + ": sparse initializers are not supported");
 
   auto define = [&](const std::string& name, const std::string& by) -> ir::Value* {
@@ -172,19 +156,39 @@ std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std
   }
   for (const auto& v : g.values())
     if (v->constant && v->uses.empty() && !v->is_graph_input && !v->is_graph_output) v->keep = true;
-  // Fill unknown types from shape inference.
-  auto inferred = inferred_types(proto);
-  for (const auto& v : g.values()) {
-    if (v->constant || v->is_graph_input || v->declared) continue;
-    auto it = inferred.find(v->name);
-    if (it == inferred.end()) continue;
+  return model;
+}
+
+// Fills unknown value types from an inferred model's value_info.
+void apply_inferred(ir::Model& model, const onnx::ModelProto& inferred, const std::string& f) {
+  ir::Graph& g = model.graph;
+  for (const auto& vi : inferred.graph().value_info()) {
+    ir::Value* v = g.find_value(vi.name());
+    if (!v || v->constant || v->is_graph_input || v->declared || !vi.has_type()) continue;
     try {
-      ir::TypeInfo t = type_from_proto(it->second, f + ": value '" + v->name + "'");
-      if (t.shape || !v->type.shape) v->type = t;
+      ir::TypeInfo t = type_from_proto(vi.type(), f + ": value '" + v->name + "'");
+      if (t.shape || !v->type.shape) v->type = std::move(t);
     } catch (const Error&) {
       // inference produced a nonsense dim: leave the type unknown
     }
   }
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin) {
+  auto model = build(proto, origin);
+  onnx::ModelProto inf = inference_copy(proto);
+  run_inference(inf);
+  apply_inferred(*model, inf, origin);
+  return model;
+}
+
+std::unique_ptr<ir::Model> import_model(onnx::ModelProto&& proto, const std::string& origin) {
+  auto model = build(proto, origin);
+  strip_for_inference(proto);  // no copy: the caller gave the proto away
+  run_inference(proto);
+  apply_inferred(*model, proto, origin);
   return model;
 }
 

@@ -31,6 +31,8 @@ constexpr int64_t kMaxDim = int64_t(1) << 40;
 // Throws Error on missing/undefined inputs, duplicate producers, cycles,
 // bad initializers, huge dims, unsupported IR versions.
 std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin);
+// Same, consuming the proto: shape inference runs on it in place (no copy of a large graph).
+std::unique_ptr<ir::Model> import_model(onnx::ModelProto&& proto, const std::string& origin);
 // IR -> ModelProto, nodes in topological order, only initializers still used.
 onnx::ModelProto export_model(const ir::Model& model);
 

@@ -249,7 +249,8 @@ onnx::ModelProto parse_text(const std::string& text, const std::string& origin) 
 std::string print_model(const ir::Model& model) { return to_text(export_model(model)); }
 
 std::unique_ptr<ir::Model> parse_model(const std::string& text, const std::string& origin) {
-  return import_model(parse_text(text, origin), origin);
+  onnx::ModelProto p = parse_text(text, origin);
+  return import_model(std::move(p), origin);
 }
 
 }  // namespace batchconv::io

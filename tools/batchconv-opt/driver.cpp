@@ -110,7 +110,7 @@ std::vector<rewrites::Pass> select_passes(const Options& o) {
   return out;
 }
 
-onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const onnx::ModelProto& source,
+onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const std::function<onnx::ModelProto()>& reload_source,
                                const std::string& origin, const Options& o, std::ostream& diag) {
   std::vector<rewrites::Pass> passes = select_passes(o);
   std::unique_ptr<ir::Model> original;
@@ -149,7 +149,7 @@ onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const onnx::Mod
     } catch (const io::Error& e) {
       bool input_ok = true;
       try {
-        io::check_model(source, origin);
+        io::check_model(reload_source(), origin);
       } catch (const io::Error&) {
         input_ok = false;
       }

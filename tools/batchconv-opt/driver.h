@@ -2,6 +2,7 @@
 // verify, dot pictures. Diagnostics go to `diag`; errors throw DriverError.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -24,10 +25,11 @@ struct DriverError : std::runtime_error {
 // The passes --passes names (or the default pipeline); throws UsageError for an unknown name.
 std::vector<rewrites::Pass> select_passes(const Options& o);
 
-// Runs the passes on `model` (imported from `source`, named `origin` in
-// messages) and returns the exported result, checked and verified as the
-// options ask.
-onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const onnx::ModelProto& source,
+// Runs the passes on `model` (named `origin` in messages) and returns the
+// exported result, checked and verified as the options ask. `reload_source`
+// reads the input again, only needed when the output fails the checker (to
+// tell a broken input from a broken rewrite).
+onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const std::function<onnx::ModelProto()>& reload_source,
                                const std::string& origin, const Options& o, std::ostream& diag);
 
 }  // namespace batchconv::opt

@@ -62,8 +62,9 @@ void emit(const onnx::ModelProto& out, const opt::Options& o) {
 int run(const opt::Options& o) {
   if (!o.split_input_file) {
     onnx::ModelProto source = io::read_model_proto(o.input);
-    auto model = io::import_model(source, o.input);
-    emit(opt::process_model(std::move(model), source, o.input, o, std::cerr), o);
+    auto model = io::import_model(std::move(source), o.input);
+    auto reload = [&] { return io::read_model_proto(o.input); };
+    emit(opt::process_model(std::move(model), reload, o.input, o, std::cerr), o);
     return 0;
   }
   if (!o.output.empty() && o.output != "-")
@@ -75,8 +76,9 @@ int run(const opt::Options& o) {
     std::string origin = o.input + ":part" + std::to_string(k + 1);
     try {
       onnx::ModelProto source = io::parse_text(parts[k], origin);
-      auto model = io::import_model(source, origin);
-      std::cout << stdout_text(opt::process_model(std::move(model), source, origin, o, std::cerr), o);
+      auto model = io::import_model(std::move(source), origin);
+      auto reload = [&] { return io::parse_text(parts[k], origin); };
+      std::cout << stdout_text(opt::process_model(std::move(model), reload, origin, o, std::cerr), o);
     } catch (const std::exception& e) {
       std::cerr << "batchconv-opt: " << e.what() << "\n";
       status = 1;
