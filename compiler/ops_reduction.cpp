@@ -173,7 +173,7 @@ void pool(LoweringContext& cx, const ir::Node& n, bool is_max) {
   for (int i = sp; i-- > 0;) dom.push_back({0, i32(w.k[i])});  // innermost first
   RDom r(dom);
   std::vector<Expr> in_idx{idx[0], idx[1]};
-  Expr inside = Halide::const_true(), in_pad = Halide::const_true();
+  Expr inside = Halide::Internal::const_true(), in_pad = Halide::Internal::const_true();
   for (int i = 0; i < sp; ++i) {
     Expr p = idx[2 + i] * i32(w.s[i]) + r[sp - 1 - i] * i32(w.d[i]) - i32(w.pb[i]);
     inside = inside && p >= 0 && p < i32(x.shape[2 + i]);

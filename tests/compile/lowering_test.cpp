@@ -19,7 +19,7 @@ void expect_matches_interpreter(const std::string& text, int trials = 1) {
   for (int t = 0; t < trials; ++t) {
     const uint64_t seed = rd();
     interp::TensorMap in = interp::random_inputs(*m, seed);
-    interp::TensorMap want = interp::run(*m, in);
+    interp::TensorMap want = run_reference(*m, in);
     interp::TensorMap got = run_jit(low, *m, in);
     for (const auto& [name, w] : want) {
       EXPECT_LE(interp::max_relative_difference(got.at(name), w), 1e-4) << name << " seed " << seed << "\n" << text;
