@@ -1,6 +1,7 @@
 #include "combine_parallel_convs.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "conv_geometry.h"
@@ -17,8 +18,8 @@ using ir::Value;
 // Convs that read one value and can be combined, in output order.
 struct Group {
   std::vector<ConvGeometry> convs;
-  Node* concat = nullptr;  // set when the outputs are exactly a consecutive run of this Concat
-  size_t run_begin = 0;
+  Node* concat = nullptr;  // set when the first run_len outputs are a consecutive run of this Concat
+  size_t run_begin = 0, run_len = 0;
 };
 
 // The shared-input siblings, partitioned by geometry; reasons for those that fit no partner.
@@ -62,35 +63,68 @@ std::vector<Group> partition(Value* x, std::vector<Skip>* skips) {
   return out;
 }
 
-// With group 1: are the outputs used only by one Concat along channels, as a consecutive run?
-// Then reorder the convs to the Concat's order.
+// With group 1: do (some of) the outputs feed one Concat along channels as a consecutive run, and
+// nothing else? Then that run moves to the front, in the Concat's order: its part of the combined
+// output is exactly the run's concatenation (all of the combined output when the run is everything).
 void find_concat_run(Group* grp) {
   if (grp->convs.front().group != 1) return;
-  Node* concat = nullptr;
-  for (const auto& c : grp->convs) {
-    const Value* y = c.node->outputs[0];
-    if (y->is_graph_output || y->uses.size() != 1) return;
-    Node* u = y->uses[0].node;
-    if (u->op_type != "Concat" || !u->domain.empty() || (concat && u != concat)) return;
-    concat = u;
-  }
   const int64_t rank = 2 + grp->convs.front().spatial;
-  auto axis = match::normalize_axis(concat->attr_int("axis", 0), rank);
-  if (!axis || *axis != 1) return;
-  std::vector<ConvGeometry> ordered;
-  size_t begin = concat->inputs.size();
+  auto feeds = [&](const ConvGeometry& c) -> Node* {  // the channel Concat that is c's only user
+    const Value* y = c.node->outputs[0];
+    if (y->is_graph_output || y->uses.size() != 1) return nullptr;
+    Node* u = y->uses[0].node;
+    if (u->op_type != "Concat" || !u->domain.empty()) return nullptr;
+    auto axis = match::normalize_axis(u->attr_int("axis", 0), rank);
+    return axis && *axis == 1 ? u : nullptr;
+  };
+  std::map<Node*, int> members;
+  for (const auto& c : grp->convs)
+    if (Node* k = feeds(c)) members[k]++;
+  Node* concat = nullptr;
+  for (const auto& [k, count] : members)
+    if (count >= 2 && (!concat || count > members[concat])) concat = k;
+  if (!concat) return;
+  std::vector<ConvGeometry> run, rest;
+  size_t begin = 0;
   for (size_t k = 0; k < concat->inputs.size(); ++k) {
-    Value* in = concat->inputs[k];
-    auto it = std::find_if(grp->convs.begin(), grp->convs.end(),
-                           [&](const ConvGeometry& c) { return c.node->outputs[0] == in; });
-    if (it == grp->convs.end()) continue;
-    if (ordered.empty()) begin = k;
-    if (k != begin + ordered.size()) return;  // not consecutive
-    ordered.push_back(*it);
+    auto it = std::find_if(grp->convs.begin(), grp->convs.end(), [&](const ConvGeometry& c) {
+      return c.node->outputs[0] == concat->inputs[k] && feeds(c) == concat;
+    });
+    const bool member = it != grp->convs.end();
+    if (member && run.empty()) begin = k;
+    if (member && k == begin + run.size()) {
+      run.push_back(*it);
+    } else if (!run.empty()) {
+      break;  // the first consecutive run only
+    }
   }
-  grp->convs = ordered;
+  if (run.size() < 2) return;
+  for (const auto& c : grp->convs)
+    if (std::none_of(run.begin(), run.end(), [&](const ConvGeometry& r) { return r.node == c.node; }))
+      rest.push_back(c);
+  grp->convs = run;
+  grp->convs.insert(grp->convs.end(), rest.begin(), rest.end());
   grp->concat = concat;
   grp->run_begin = begin;
+  grp->run_len = run.size();
+}
+
+// Puts `v` in place of inputs [begin, begin+len) of `concat` (a new Concat, or v itself when that was
+// all of it). Returns the nodes removed.
+int splice_run(Graph& g, Node* concat, size_t begin, size_t len, Value* v, int* added) {
+  std::vector<Value*> cins;
+  for (size_t k = 0; k < concat->inputs.size(); ++k) {
+    if (k == begin) cins.push_back(v);
+    if (k >= begin && k < begin + len) continue;
+    cins.push_back(concat->inputs[k]);
+  }
+  if (cins.size() == 1) return match::replace_and_erase(g, concat->outputs[0], v, /*take_name=*/true);
+  Value* cy = g.add_value(concat->outputs[0]->name + "_merged");
+  cy->type = concat->outputs[0]->type;
+  Node* nc = g.add_node("Concat", cins, {cy}, concat->name + "_merged");
+  copy_attrs(concat, nc);
+  ++*added;
+  return match::replace_and_erase(g, concat->outputs[0], cy, /*take_name=*/true);
 }
 
 std::vector<int64_t> spatial_of(const Value* y) {
@@ -155,30 +189,20 @@ void apply(ir::Model& model, const Group& grp, PassResult* r) {
   int64_t before_bytes = 0;
   for (const auto& c : grp.convs) before_bytes += match::float_bytes(c.node->outputs[0]);
 
-  if (grp.concat) {
-    Node* old = grp.concat;
-    std::vector<Value*> cins;
-    for (size_t k = 0; k < old->inputs.size(); ++k) {
-      if (k == grp.run_begin) cins.push_back(u);
-      if (k >= grp.run_begin && k < grp.run_begin + grp.convs.size()) continue;
-      cins.push_back(old->inputs[k]);
-    }
-    if (cins.size() == 1) {
-      removed += match::replace_and_erase(g, old->outputs[0], u, /*take_name=*/true);
-    } else {
-      Value* cy = g.add_value(old->outputs[0]->name + "_merged");
-      cy->type = old->outputs[0]->type;
-      Node* nc = g.add_node("Concat", cins, {cy}, old->name + "_merged");
-      copy_attrs(old, nc);
-      ++added;
-      removed += match::replace_and_erase(g, old->outputs[0], cy, /*take_name=*/true);
-    }
+  int64_t run_bytes = 0;
+  for (size_t i = 0; i < grp.run_len; ++i) run_bytes += match::float_bytes(grp.convs[i].node->outputs[0]);
+  if (grp.concat && grp.run_len == grp.convs.size()) {
+    removed += splice_run(g, grp.concat, grp.run_begin, grp.run_len, u, &added);
     r->bytes_saved += before_bytes;
   } else {
     Value* split_in = u;
     int64_t split_axis = 1;
+    // One part for the Concat run (if any), then one per other conv.
     std::vector<int64_t> sizes;
-    for (const auto& c : grp.convs) sizes.push_back(c.out_channels() / groups);
+    int64_t run_channels = 0;
+    for (size_t i = 0; i < grp.run_len; ++i) run_channels += grp.convs[i].out_channels();
+    if (grp.run_len) sizes.push_back(run_channels);
+    for (size_t i = grp.run_len; i < grp.convs.size(); ++i) sizes.push_back(grp.convs[i].out_channels() / groups);
     if (groups > 1) {
       split_in = g.add_value(base + "_by_group");
       Value* s = g.add_initializer(g.unique_name(base + "_by_group_shape"), int64_tensor({0, groups, total / groups, -1}));
@@ -187,16 +211,22 @@ void apply(ir::Model& model, const Group& grp, PassResult* r) {
       split_axis = 2;
     }
     std::vector<Value*> parts;
-    for (const auto& c : grp.convs) parts.push_back(g.add_value(c.node->outputs[0]->name + "_part"));
+    if (grp.run_len) parts.push_back(g.add_value(grp.concat->outputs[0]->name + "_run"));
+    for (size_t i = grp.run_len; i < grp.convs.size(); ++i)
+      parts.push_back(g.add_value(grp.convs[i].node->outputs[0]->name + "_part"));
     std::vector<Value*> sins{split_in};
     if (model.opset() >= 13) sins.push_back(g.add_initializer(g.unique_name(base + "_split"), int64_tensor(sizes)));
     Node* split = g.add_node("Split", sins, parts, base + "_split");
     set_int_attr(split, "axis", split_axis);
     if (model.opset() < 13) set_ints_attr(split, "split", sizes);
     ++added;
-    for (size_t i = 0; i < grp.convs.size(); ++i) {
+    if (grp.run_len) {
+      removed += splice_run(g, grp.concat, grp.run_begin, grp.run_len, parts[0], &added);
+      r->bytes_saved += run_bytes;
+    }
+    for (size_t i = grp.run_len; i < grp.convs.size(); ++i) {
       Value* y = grp.convs[i].node->outputs[0];
-      Value* part = parts[i];
+      Value* part = parts[i - grp.run_len + (grp.run_len ? 1 : 0)];
       part->type = y->type;
       if (groups > 1) {
         auto ys = *match::static_shape(y);

@@ -6,6 +6,8 @@
 //           y = Conv(x, concat W_i, concat B_i) in the Concat's order; the run is replaced by y
 //   After, g == 1 otherwise:
 //           u = Conv(x, concat W_i, concat B_i);  y_0..y_{k-1} = Split(u, axis=1, [M_0..M_{k-1}])
+//           (the convs of one Concat run, if any, come first and share one Split part that takes
+//            the run's place in that Concat)
 //   After, g > 1 (needs static output spatial sizes):
 //           u = Conv<group=g>(x, W, B) with W's output blocks ordered (group j, conv i)
 //           y_i = Reshape(Split(Reshape(u, [0, g, sum M_i/g, -1]), axis=2, [M_i/g])_i, shape of y_i)

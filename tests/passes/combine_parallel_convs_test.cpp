@@ -84,6 +84,10 @@ std::string combine_model(const CombineCase& c, uint64_t seed, const Twist& tw =
     for (size_t i = 2; i < k; ++i) ins += ", y" + std::to_string(i);
     t.node("y = Concat<axis=1>(" + ins + ", x)");
     t.output("float[" + out_shape(total + 2 * c.C) + "] y");
+  } else if (c.use == "concat_and_separate") {  // y1, y0 a run of a Concat; the rest are outputs
+    t.node("y = Concat<axis=1>(x, y1, y0, x)");
+    t.output("float[" + out_shape(c.Ms[0] + c.Ms[1] + 2 * c.C) + "] y");
+    for (size_t i = 2; i < k; ++i) t.output("float[" + out_shape(c.Ms[i]) + "] y" + std::to_string(i));
   } else if (c.use == "separate") {
     for (size_t i = 0; i < k; ++i) t.output("float[" + out_shape(c.Ms[i]) + "] y" + std::to_string(i));
   } else {  // mixed: y0 through a Relu, y1 twice, the rest as outputs
@@ -114,6 +118,12 @@ TEST_P(CombineEquivalence, RewritesToAnEqualGraph) {
   const bool concat_absorbs = c.g == 1 && (c.use == "concat" || c.use == "concat_mid");
   EXPECT_EQ(count_ops(*after, "Split"), concat_absorbs ? 0 : 1);
   if (concat_absorbs) EXPECT_EQ(count_ops(*after, "Concat"), c.use == "concat" ? 0 : 1);
+  if (c.use == "concat_and_separate") {  // the run is one Split output, spliced into the Concat
+    const ir::Node* split = only(*after, "Split");
+    ASSERT_NE(split, nullptr);
+    EXPECT_EQ(split->outputs.size(), c.Ms.size() - 1);
+    EXPECT_EQ(only(*after, "Concat")->inputs.size(), 3u);
+  }
   if (!concat_absorbs && c.g == 1) {
     const ir::Node* split = only(*after, "Split");
     EXPECT_EQ(split->inputs.size(), c.opset >= 13 ? 2u : 1u);  // sizes as input from opset 13
@@ -132,6 +142,8 @@ std::vector<CombineCase> combine_cases() {
       {"concat", {4, 2}, 2},                                // grouped: interleaved + Split
       {"separate", {4, 6, 2}, 2, 2, 1, 1, 0},               // grouped 1x1
       {"mixed", {4, 4, 4}, 4, 2, 3, 1, 1, true, 11},        // depthwise-like, opset 11
+      {"concat_and_separate", {3, 5, 2, 4}},                // a Concat run plus separate uses
+      {"concat_and_separate", {2, 1, 3}, 1, 1, 1, 1, 0, false, 11},
   };
 }
 
