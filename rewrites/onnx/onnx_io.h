@@ -53,7 +53,8 @@ void save_model(const ir::Model& model, const std::string& path);
 
 // ONNX text syntax. Names that are not identifiers in that syntax ("input.4",
 // "onnx::Conv_3") are printed sanitized ("input_4", "onnx__Conv_3").
-// Node names, value_info and metadata_props have no text form in ONNX 1.12.
+// Node names, value_info and metadata_props have no text form in ONNX 1.12,
+// and a rank-0 graph input/output type ("int64[]") reads back as rank unknown.
 // max_elements >= 0 elides the data of larger initializers as "{...}" (for
 // people; such text does not parse back).
 std::string to_text(const onnx::ModelProto& proto, int64_t max_elements = -1);

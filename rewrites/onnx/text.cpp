@@ -102,7 +102,9 @@ void print_type(std::ostream& os, const onnx::TypeProto& t) {
 }
 
 void print_tensor_value(std::ostream& os, const onnx::TensorProto& tp) {
-  os << elem_name(tp.data_type()) << "[";
+  os << elem_name(tp.data_type());
+  if (tp.dims_size() == 0) return;  // a scalar: "int64 c = {3}" (the 1.12 parser rejects "int64[]")
+  os << "[";
   for (int k = 0; k < tp.dims_size(); ++k) os << (k ? "," : "") << tp.dims(k);
   os << "]";
 }

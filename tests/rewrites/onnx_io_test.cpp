@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "onnx/onnx_io.h"
+#include "pass.h"
 
 namespace io = batchconv::io;
 namespace fs = std::filesystem;
@@ -222,4 +224,46 @@ TEST(OnnxIo, FailedWriteLeavesNoFile) {
   EXPECT_EQ(files, 0);
   EXPECT_THROW(io::save_model(*m, (d / "no_such_dir" / "x.onnx").string()), io::Error);
   fs::remove_all(d);
+}
+
+TEST(OnnxIo, MutatedFilesNeverCrash) {
+  // Deterministic stand-in for the fuzz target: flip, drop or insert bytes of
+  // a valid model; the importer must either accept the result or throw
+  // io::Error, and what it accepts must survive the default pipeline and export.
+  onnx::ModelProto src = io::parse_text(kModel, "<kModel>");
+  std::string good;
+  ASSERT_TRUE(src.SerializeToString(&good));
+  std::mt19937 rng(4242);
+  int accepted = 0, rejected = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string bytes = good;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !bytes.empty(); ++e) {
+      size_t pos = rng() % bytes.size();
+      switch (rng() % 3) {
+        case 0: bytes[pos] = static_cast<char>(rng()); break;
+        case 1: bytes.erase(pos, 1 + rng() % 8); break;
+        default: bytes.insert(pos, 1, static_cast<char>(rng())); break;
+      }
+    }
+    onnx::ModelProto p;
+    if (!p.ParseFromString(bytes)) {
+      ++rejected;
+      continue;
+    }
+    try {
+      auto m = io::import_model(p, "mutant");
+      for (const auto& pass : batchconv::rewrites::default_pipeline()) pass.run(*m, {});
+      io::export_model(*m);
+      ++accepted;
+    } catch (const io::Error&) {
+      ++rejected;
+    } catch (const std::exception&) {
+      // Passes may refuse odd graphs, but only with a message, never a crash.
+      ++rejected;
+    }
+  }
+  EXPECT_EQ(accepted + rejected, 400);
+  EXPECT_GT(accepted, 0) << "no mutant was accepted: the test exercises nothing past the parser";
+  EXPECT_GT(rejected, 0);
 }
