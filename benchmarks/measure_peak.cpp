@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: measure-peak [--threads=T] [--json]\n"
-                   "  peak FMA (T threads of AVX-512 FMA chains), oneDNN sgemm 2048^3, copy bandwidth\n"
-                   "  (T threads memcpy, reused 256 MiB buffers, read+write counted); best of several runs\n");
+                   "  peak FMA (T threads of AVX-512 FMA chains), oneDNN sgemm 1536^3, copy bandwidth\n"
+                   "  (T threads memcpy, 64 MiB windows of reused, pre-touched 256 MiB pools, cache-cold, read+write counted); best of several runs\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   } else {
     std::printf("machine: %s, %d threads\n", bcbench::cpu_description().c_str(), t);
     std::printf("peak FMA (%s): %.1f GFLOP/s\n", m.fma_isa.c_str(), m.fma_gflops);
-    std::printf("oneDNN %s sgemm 2048^3: %.1f GFLOP/s (%.0f%% of peak FMA)\n",
+    std::printf("oneDNN %s sgemm 1536^3: %.1f GFLOP/s (%.0f%% of peak FMA)\n",
                 bcbench::dnnl_version_string().c_str(), m.sgemm_gflops, 100 * m.sgemm_gflops / m.fma_gflops);
     std::printf("copy bandwidth (read+write): %.1f GB/s\n", m.copy_gbs);
   }

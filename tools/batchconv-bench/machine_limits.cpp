@@ -76,11 +76,11 @@ double best_parallel_seconds(int threads, int runs, F body) {
 double measure_fma_gflops(int threads, std::string* isa) {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   if (isa) *isa = avx512 ? "avx512" : "avx2";
-  // Many short runs (~15 ms each), best kept: on a shared machine, the best
-  // run is the one that had the cores to itself.
-  const long iters = 3'000'000;
+  // Many short runs (~1 ms each), best kept: on a shared machine, the best
+  // run is the one that had the cores to itself for a whole time slice.
+  const long iters = 400'000;
   const int lanes = avx512 ? 16 : 8, chains = avx512 ? kAcc : 12;
-  double s = best_parallel_seconds(threads, 12, [&](int) {
+  double s = best_parallel_seconds(threads, 60, [&](int) {
     if (avx512) fma_loop_avx512(iters);
     else fma_loop_avx2(iters);
   });
@@ -90,7 +90,7 @@ double measure_fma_gflops(int threads, std::string* isa) {
 double measure_sgemm_gflops(int n) {
   std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n, 0.f);
   double best = 1e30;
-  for (int r = 0; r < 4; ++r) {  // first run warms up
+  for (int r = 0; r < 16; ++r) {  // first run warms up; the best of the rest
     const double t0 = now_seconds();
     dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
     const double t = now_seconds() - t0;
@@ -100,20 +100,31 @@ double measure_sgemm_gflops(int n) {
 }
 
 double measure_copy_gbs(int threads, size_t bytes) {
-  std::vector<char> src(bytes, 1), dst(bytes, 0);  // both touched before timing
+  // Each run copies `bytes` from one window of a 4x larger source pool into a
+  // window of a 4x larger destination pool, rotating windows so that no run
+  // finds its data in cache from the run before; both pools are touched first.
+  const int windows = 4;
+  std::vector<char> src(bytes * windows, 1), dst(bytes * windows, 0);
   const size_t chunk = bytes / threads;
-  double s = best_parallel_seconds(threads, 8, [&](int t) {
-    std::memcpy(dst.data() + t * chunk, src.data() + t * chunk, chunk);
-  });
-  return 2.0 * double(chunk * threads) / s / 1e9;
+  int run = 0;
+  double best = 1e30;
+  for (int r = 0; r < 32; ++r, ++run) {
+    const size_t off = (run % windows) * bytes;
+    best = std::min(best, best_parallel_seconds(threads, 1, [&](int t) {
+      std::memcpy(dst.data() + off + t * chunk, src.data() + off + t * chunk, chunk);
+    }));
+  }
+  return 2.0 * double(chunk * threads) / best / 1e9;
 }
 
 MachineLimits measure_machine_limits(int threads, bool quick) {
   MachineLimits m;
   m.threads = threads;
   m.fma_gflops = measure_fma_gflops(threads, &m.fma_isa);
-  m.sgemm_gflops = measure_sgemm_gflops(quick ? 1024 : 2048);
-  m.copy_gbs = measure_copy_gbs(threads, (quick ? 64u : 256u) << 20);
+  m.sgemm_gflops = measure_sgemm_gflops(quick ? 1024 : 1536);
+  // 64 MiB per buffer (twice the 32 MiB L3): beyond the last-level cache, short enough for a
+  // run to fit in one time slice on a busy machine.
+  m.copy_gbs = measure_copy_gbs(threads, size_t(64) << 20);
   return m;
 }
 

@@ -77,7 +77,7 @@ int run(int argc, char** argv) {
     ctx.limits.fma_isa = "given";
   } else if (a.measure_limits) {
     ctx.limits.fma_gflops = measure_fma_gflops(ctx.threads, &ctx.limits.fma_isa);
-    ctx.limits.copy_gbs = measure_copy_gbs(ctx.threads, size_t(128) << 20);
+    ctx.limits.copy_gbs = measure_copy_gbs(ctx.threads, size_t(64) << 20);
   }
   if (!mem::counting_active()) std::fprintf(stderr, "batchconv-bench: warning: allocation counter inactive\n");
 
