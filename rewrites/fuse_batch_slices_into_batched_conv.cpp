@@ -20,11 +20,33 @@ struct Plan {
   int64_t G = 0, n = 0;
   int64_t slice_bytes = 0, conv_out_bytes = 0;
   bool shared = false;  // every slice goes through the same weight (and bias) values
+  std::vector<Node*> epilogue;  // the same elementwise ops after every conv (slice 0's, conv first)
 };
 
-// Conv behind a Concat input (through Identity), or nullptr.
+// Elementwise ops that commute with the reshapes/transposes of the batched form, so the same op
+// after every slice's conv can run once after the batched conv. (More unary ops belong here once
+// the reference interpreter can verify them.)
+bool is_epilogue_op(const Node* n) {
+  return n->domain.empty() && (n->op_type == "Relu" || n->op_type == "Identity") && n->inputs.size() == 1 &&
+         n->outputs.size() == 1 && n->inputs[0];
+}
+
+// Walks back from a Concat input through epilogue ops to a Conv output; the ops are returned
+// conv first.
+Value* through_epilogue(Value* v, std::vector<Node*>* ops) {
+  while (v && v->producer && is_epilogue_op(v->producer)) {
+    ops->insert(ops->begin(), v->producer);
+    v = v->producer->inputs[0];
+  }
+  return v;
+}
+
+Value* through_epilogue(Value* v, std::vector<Node*>* ops);
+
+// Conv behind a Concat input (through Identity/elementwise ops), or nullptr.
 Node* conv_behind(Value* v) {
-  Value* s = match::skip_identities(v);
+  std::vector<Node*> ops;
+  Value* s = through_epilogue(v, &ops);
   Node* p = s ? s->producer : nullptr;
   return p && p->op_type == "Conv" && p->domain.empty() ? p : nullptr;
 }
@@ -45,9 +67,19 @@ std::string plan_fuse(Node* concat, int64_t opset, Plan* p) {
   std::string why;
   for (Value* v : concat->inputs) {
     std::vector<Node*> chain;
-    Value* y = match::skip_identities(v, &chain);
+    Value* y = through_epilogue(v, &chain);
     for (Node* id : chain)
       if (match::use_count(id->outputs[0]) != 1) return "'" + id->outputs[0]->name + "' is also used elsewhere";
+    std::vector<Node*> ops;  // without the Identity nodes
+    for (Node* n : chain)
+      if (n->op_type != "Identity") ops.push_back(n);
+    if (v == concat->inputs.front()) {
+      p->epilogue = ops;
+    } else {
+      bool same = ops.size() == p->epilogue.size();
+      for (size_t k = 0; same && k < ops.size(); ++k) same = match::same_op(ops[k], p->epilogue[k]);
+      if (!same) return "the slices' convs are followed by different elementwise ops";
+    }
     if (match::use_count(y) != 1) return "output '" + y->name + "' of conv " + match::node_label(y->producer) +
                                          " is also used outside the Concat";
     auto geo = read_conv(y->producer, &why);
@@ -146,6 +178,19 @@ void ensure_batchconv_opset(ir::Model& model) {
   if (model.opset("batchconv") == 0) model.opset_imports.push_back({"batchconv", 1});
 }
 
+// The slices' common elementwise ops, once, on the whole batched output.
+Value* apply_epilogue(Graph& g, const Plan& p, Value* out, int* added) {
+  for (const Node* op : p.epilogue) {
+    Value* next = g.add_value(out->name + "_" + op->op_type);
+    next->type = out->type;
+    Node* n = g.add_node(op->op_type, {out}, {next}, op->name + "_batched");
+    copy_attrs(op, n);
+    ++*added;
+    out = next;
+  }
+  return out;
+}
+
 // Slices through one shared conv: that conv on the whole batch.
 void apply_shared(Graph& g, const Plan& p, PassResult* r) {
   const ConvGeometry& c0 = p.convs.front();
@@ -156,9 +201,11 @@ void apply_shared(Graph& g, const Plan& p, PassResult* r) {
   if (c0.b) ins.push_back(c0.b);
   Node* conv = g.add_node("Conv", ins, {out}, c0.node->name + "_whole_batch");
   copy_attrs(c0.node, conv);
+  int added = 1;
+  out = apply_epilogue(g, p, out, &added);
   const int removed = match::replace_and_erase(g, y, out, /*take_name=*/true);
   r->fired += 1;
-  r->nodes_removed += removed - 1;
+  r->nodes_removed += removed - added;
   r->bytes_saved += p.slice_bytes + p.conv_out_bytes;
 }
 
@@ -220,6 +267,7 @@ void apply(ir::Model& model, const Plan& p, const PassOptions& options, PassResu
     }
     out = e.reshape(u, cat({G * n, M}, p.out_spatial), "y");
   }
+  out = apply_epilogue(g, p, out, &e.added);
   int removed = match::replace_and_erase(g, y, out, /*take_name=*/true);
   r->fired += 1;
   r->nodes_removed += removed - e.added;

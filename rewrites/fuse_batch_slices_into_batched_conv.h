@@ -3,12 +3,14 @@
 //
 //   Before: x_i = Slice(x, axes=[0], [i*n, (i+1)*n))   (or Split(x, axis=0) into G equal parts)
 //           y_i = Conv<group=g>(x_i, W_i, B_i)          W_i: (M, C/g, k...), all the same geometry
+//           [y_i = Relu(y_i)]                           the same elementwise ops after every conv
 //           y   = Concat(y_0, ..., y_{G-1}, axis=0)
 //   After (standard ONNX, any runtime; the transposes are what seed 2's first attempt missed):
 //           t = Reshape(Transpose(Reshape(x, [G,n,C,S..]), [1,0,2..]), [n, G*C, S..])
 //           u = Conv<group=G*g>(t, concat_i W_i, concat_i B_i)      new initializers
 //           y = Reshape(Transpose(Reshape(u, [n,G,M,S'..]), [1,0,2..]), [G*n, M, S'..])
 //           (with n == 1 the transposes move nothing and are left out)
+//   The common elementwise ops then run once, on the batched output.
 //   After, when every slice goes through the same weight (and bias) values:
 //           y = Conv<group=g>(x, W, B)             (chunking the batch through one conv)
 //   After, PassOptions::emit_batchconv_ops:

@@ -144,6 +144,20 @@ Value* skip_identities(Value* v, std::vector<Node*>* chain) {
   return v;
 }
 
+bool same_op(const Node* a, const Node* b) {
+  if (a->op_type != b->op_type || a->domain != b->domain || a->attrs.size() != b->attrs.size()) return false;
+  for (const auto& [k, x] : a->attrs) {
+    const ir::Attribute* y = b->attr(k);
+    if (!y || x.kind != y->kind) return false;
+    using K = ir::Attribute::Kind;
+    if (x.kind == K::Tensor || x.kind == K::Graph || x.kind == K::Other) return false;
+    if (x.i != y->i || x.f != y->f || x.s != y->s || x.ints != y->ints || x.floats != y->floats ||
+        x.strings != y->strings)
+      return false;
+  }
+  return true;
+}
+
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;

@@ -51,6 +51,9 @@ int use_count(const ir::Value* v);
 // The skipped nodes are appended to `chain` when given (nearest first).
 ir::Value* skip_identities(ir::Value* v, std::vector<ir::Node*>* chain = nullptr);
 
+// Same op type, domain and attributes (kinds and values; Tensor/Graph attributes compare unequal).
+bool same_op(const ir::Node* a, const ir::Node* b);
+
 // Normalises an axis in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
 

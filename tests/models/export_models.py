@@ -89,6 +89,15 @@ class Seed2Program(nn.Module):
         return torch.cat(out)
 
 
+class Seed2ReluProgram(Seed2Program):
+    """Seed 2 with a ReLU after every group's conv, as a network layer would have it."""
+
+    def forward(self, x):
+        sub = x.shape[0] // self.groups
+        return torch.cat([F.relu(F.conv2d(x[i * sub:(i + 1) * sub], self.w[i], self.b[i], padding=1))
+                          for i in range(self.groups)])
+
+
 class Seed3Program(nn.Module):
     """Seed 3's BatchConv2DLayer: x (b_i, b_j, c, h, w), per-task weights, permute/view grouped conv."""
 
@@ -152,6 +161,7 @@ def cases():
         ("repeat_tile_dynbatch", RepeatTile(), (torch.randn(3, 16, 10),), True),
         ("seed2_dynbatch", Seed2Program(groups=2), (torch.randn(4, 3, 8, 8),), True),
         ("repeat_interleave_expand", RepeatInterleaveExpand(), (torch.randn(2, 16, 10),)),
+        ("seed2_relu", Seed2ReluProgram(groups=3), (torch.randn(6, 3, 5, 5),)),
         # Append new cases here: all cases draw from one random stream, so inserting one earlier
         # would change the data of every model after it.
     ]

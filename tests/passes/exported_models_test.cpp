@@ -70,7 +70,7 @@ class ExportedModel : public ::testing::TestWithParam<int> {};
 
 TEST_P(ExportedModel, PipelineFiresAndKeepsPyTorchsOutputs) {
   for (const char* name : {"seed1", "repeat_tile", "repeat_expand", "repeat_tile_g8", "seed2", "seed2_g4", "seed3",
-                           "parallel_concat", "parallel_concat_g2", "parallel_separate", "repeat_tile_dynbatch", "repeat_interleave_expand",
+                           "parallel_concat", "parallel_concat_g2", "parallel_separate", "repeat_tile_dynbatch", "repeat_interleave_expand", "seed2_relu",
                            "seed2_dynbatch"}) {
     const std::string base = name, stem = base + "_opset" + std::to_string(GetParam());
     SCOPED_TRACE(stem);
@@ -99,6 +99,10 @@ TEST_P(ExportedModel, PipelineFiresAndKeepsPyTorchsOutputs) {
     } else if (base == "repeat_tile_g8") {  // R=2, G=8: group 4 on x plus a channel shuffle
       EXPECT_EQ(count_ops(*after, "Tile"), 0);
       EXPECT_EQ(convs_with_group(*after, 4), 1);
+    } else if (base == "seed2_relu") {  // one batched conv, then one Relu for all groups
+      EXPECT_EQ(count_ops(*after, "Slice"), 0);
+      EXPECT_EQ(convs_with_group(*after, 3), 1);
+      EXPECT_EQ(count_ops(*after, "Relu"), 1);
     } else if (base == "seed2" || base == "seed2_g4") {
       EXPECT_EQ(count_ops(*after, "Slice"), 0);
       EXPECT_EQ(convs_with_group(*after, base == "seed2" ? 2 : 4), 1);

@@ -39,6 +39,7 @@ struct Twist {
   bool short_cover = false;      // slices leave the last n samples out
   bool dynamic_batch = false;    // batch dim symbolic
   bool shared = false;           // every slice through w0 (b0)
+  int relu = 0;                  // 1: Relu after every conv; 2: after the first conv only
 };
 
 std::string fuse_model(const FuseCase& c, uint64_t seed, const Twist& tw = {}) {
@@ -91,10 +92,12 @@ std::string fuse_model(const FuseCase& c, uint64_t seed, const Twist& tw = {}) {
     if (c.bias && !(tw.shared && i > 0)) t.weight("b" + s, {c.M});
     const std::string ws_name = tw.shared ? "w0" : "w" + s, bs_name = tw.shared ? "b0" : "b" + s;
     const int64_t pad = tw.pads_differ && i == c.G - 1 ? c.pad + 1 : c.pad;
-    const std::string conv_out = tw.extra_use && i == 0 ? "y0" : "y" + s + "_";
+    const bool relu = tw.relu == 1 || (tw.relu == 2 && i == 0);
+    const std::string conv_out = tw.extra_use && i == 0 ? "y0" : "y" + s + (relu ? "_conv" : "_");
     t.node(conv_out + " = Conv<group=" + std::to_string(c.g) + ", kernel_shape=[" + rep(c.spatial, c.k) +
            "], strides=[" + rep(c.spatial, c.stride) + "], pads=[" + rep(2 * c.spatial, pad) + "]>(x" + s + ", " +
            ws_name + (c.bias ? ", " + bs_name : "") + ")");
+    if (relu) t.node("y" + s + "_r = Relu(" + conv_out + ")  y" + s + "_ = Identity(y" + s + "_r)");
   }
   std::string cat;
   for (int64_t k = 0; k < c.G; ++k) {
@@ -208,6 +211,7 @@ void expect_skip(const std::string& text, const std::string& reason_part) {
 }
 
 const FuseCase kBase{"Slice", 2, 2, 3, 4};
+const FuseCase kBaseRelu{"Split", 3, 2, 2, 3};
 
 TEST(FuseBatchSlices, DoesNotRewriteConcatOutOfOrder) {
   Twist t;
@@ -260,6 +264,27 @@ TEST(FuseBatchSlices, DoesNotRewriteDynamicBatch) {
   Twist t;
   t.dynamic_batch = true;
   expect_skip(fuse_model(kBase, 1, t), "not static");
+}
+
+TEST(FuseBatchSlices, TheSlicesCommonReluRunsOnceOnTheBatch) {
+  for (bool emit : {false, true}) {
+    Twist t;
+    t.relu = 1;
+    auto before = parse(fuse_model(kBaseRelu, 6, t));
+    auto after = clone(*before);
+    rewrites::PassOptions o;
+    o.emit_batchconv_ops = emit;
+    ASSERT_EQ(run_pass(*after, "fuse_batch_slices_into_batched_conv", o).fired, 1);
+    EXPECT_EQ(count_ops(*after, "Relu"), 1);
+    EXPECT_EQ(count_ops(*after, "Identity") + count_ops(*after, "Concat") + count_ops(*after, "Slice"), 0);
+    expect_sound_rewrite(*before, *after);
+  }
+}
+
+TEST(FuseBatchSlices, DoesNotRewriteDifferentOpsAfterTheConvs) {
+  Twist t;
+  t.relu = 2;
+  expect_skip(fuse_model(kBaseRelu, 1, t), "different elementwise ops");
 }
 
 }  // namespace
