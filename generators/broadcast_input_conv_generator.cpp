@@ -44,7 +44,7 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
     } else {
       ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
                     stride_x};
-      schedule_conv_cpu(y, f_, {f_.v.n, f_.v.b}, e, get_target());
+      schedule_conv_cpu(y, f_, {f_.v.n, f_.v.b}, e, get_target(), {f_.v.b});
     }
   }
 

@@ -44,6 +44,7 @@ struct ConvFuncs {
   Halide::Func conv{"conv"};      // bias + sum over (kx, ky, ci): (x, y, co, g, n, b)
   Halide::Func output{"output"};  // conv, optionally through ReLU
   Halide::RDom r;                 // (kx, ky, ci)
+  ConvGeometry geo;               // the geometry it was built with
 };
 
 // Builds y = act(bias + sum_{kx,ky,ci} x_pad(x*sx + kx*dx - px, y*sy + ky*dy - py, ci) * w(kx, ky, ci, co))
@@ -53,12 +54,13 @@ inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Fu
                              const ConvGeometry& geo, Halide::Expr relu) {
   using namespace Halide;
   ConvFuncs f;
+  f.geo = geo;
   const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
 
-  // Zero padding: clamp the read into the input and select 0 outside it.
-  Expr inside = x >= 0 && x < geo.in_w && y >= 0 && y < geo.in_h;
-  Expr xc = clamp(x, 0, geo.in_w - 1), yc = clamp(y, 0, geo.in_h - 1);
-  f.padded(x, y, c, g, n, b) = select(inside, input(xc, yc, c, g, n, b), 0.0f);
+  // Zero padding. constant_exterior marks the in-bounds case likely, so
+  // loop partitioning gives the interior of a padded tile plain dense loads.
+  Func bounded = BoundaryConditions::constant_exterior(input, 0.0f, {{0, geo.in_w}, {0, geo.in_h}});
+  f.padded(x, y, c, g, n, b) = bounded(x, y, c, g, n, b);
 
   f.r = RDom(0, geo.kernel_w, 0, geo.kernel_h, 0, geo.cin_g, "r");
   const RDom& r = f.r;

@@ -66,23 +66,27 @@ struct Tile {
   int vec;         // floats per vector (1: scalar code)
   int tx, ty, tc;  // vectors along x, rows along y, output channels
   int x_chunk;     // register tiles along x per parallel task
+  int y_chunk;     // register tiles along y per parallel task
 };
 
 // Loop nest of the output stage for one path. Inner to outer:
-//   xi yi ci | ct (channel tiles; conv computed here) | xm | t (parallel,
-//   padded input computed here) = fuse(xo, yo, g, outer...)
+//   xi yi ci | ct (channel tiles; conv computed here) | inner... | xm ym |
+//   t (parallel; the padded input is computed here) = fuse(xo, yo, g, outer...)
 // Tiles are whole (ShiftInwards: the last one overlaps its neighbour), so
 // the path's condition must guarantee W' >= vec*tx, H' >= ty, Cout_g >= tc.
 inline void tile_output(Halide::Stage s, const ConvVars& v, const std::vector<Halide::Var>& outer,
-                        const Tile& k) {
+                        const std::vector<Halide::Var>& inner, const Tile& k) {
   using namespace Halide;
-  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), ci("ci"), xm("xm"), ct("ct"), t("t");
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), ci("ci"), xm("xm"), ym("ym"), ct("ct"), t("t");
   const TailStrategy shift = TailStrategy::ShiftInwards;
   s.split(v.x, xo, xi, k.vec * k.tx, shift)
       .split(v.y, yo, yi, k.ty, shift)
       .split(v.c, ct, ci, k.tc, shift)
-      .split(xo, xo, xm, k.x_chunk, TailStrategy::GuardWithIf);
-  std::vector<VarOrRVar> order{xi, yi, ci, ct, xm, xo, yo, v.g};
+      .split(xo, xo, xm, k.x_chunk, TailStrategy::GuardWithIf)
+      .split(yo, yo, ym, k.y_chunk, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order{xi, yi, ci, ct};
+  for (const Var& o : inner) order.push_back(o);
+  for (const Var& o : {xm, ym, xo, yo, v.g}) order.push_back(o);
   for (const Var& o : outer) order.push_back(o);
   s.reorder(order);
   s.fuse(xo, yo, t).fuse(t, v.g, t);
@@ -113,14 +117,22 @@ inline void tile_accumulators(Halide::Stage s, const ConvVars& v, const Tile& k,
 
 inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_init,
                           Halide::Stage conv_update, const std::vector<Halide::Var>& outer,
-                          const Tile& k, const Halide::Expr& stride_x) {
-  tile_output(out, f.v, outer, k);
+                          const std::vector<Halide::Var>& inner, const Tile& k,
+                          const Halide::Expr& stride_x) {
+  tile_output(out, f.v, outer, inner, k);
   tile_accumulators(conv_init, f.v, k, nullptr);
   tile_accumulators(conv_update, f.v, k, &f.r);
   if (k.vec > 1) {
-    // Dense vector loads for stride 1, two loads and a shuffle for stride 2;
-    // other strides gather.
-    conv_update.specialize(stride_x == 1);
+    // Unit stride and dilation: dense vector loads at constant offsets.
+    // With many input channels the channel loop goes innermost (a long loop
+    // of pointer bumps); otherwise kx stays innermost, unrolled for 3 taps.
+    // Stride 2 loads two vectors and shuffles; other strides gather.
+    const ConvGeometry& g = f.geo;
+    const Halide::RDom& r = f.r;
+    Halide::Expr unit = stride_x == 1 && g.dilation_x == 1;
+    conv_update.specialize(unit && g.cin_g >= 8).reorder(r[2], r[0], r[1]);
+    conv_update.specialize(unit && g.kernel_w == 3).unroll(r[0]);
+    conv_update.specialize(unit);
     conv_update.specialize(stride_x == 2);
   }
 }
@@ -128,14 +140,23 @@ inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_in
 }  // namespace detail
 
 // Schedules `out` (the pipeline output, pure vars (x, y, c, g, outer...),
-// computed from f.output) for a CPU target.
+// computed from f.output) for a CPU target. `inner` are vars of `outer`
+// that should instead run inside each task, next to the channel tiles
+// (broadcast_input_conv's bank b: its input tile is then shared by all banks).
 inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<Halide::Var>& outer,
-                              const ConvExtents& e, const Halide::Target& target) {
+                              const ConvExtents& e, const Halide::Target& target,
+                              const std::vector<Halide::Var>& inner = {}) {
   using namespace Halide;
   using detail::Tile;
   const CpuRegisters regs = cpu_registers(target);
   const int vec = regs.vec;
   const bool big = regs.count >= 32;
+  std::vector<Var> task_outer;
+  for (const Var& o : outer) {
+    bool is_inner = false;
+    for (const Var& i : inner) is_inner = is_inner || i.same_as(o);
+    if (!is_inner) task_outer.push_back(o);
+  }
 
   // Paths, most specific first; the last is the unconditional fallback.
   struct Path {
@@ -145,12 +166,16 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   auto fits = [&](const Tile& k) {
     return e.out_w >= k.vec * k.tx && e.out_h >= k.ty && e.cout_g >= k.tc;
   };
-  const Tile depthwise{vec, 2, 4, 1, 1};
-  const Tile wide{vec, big ? 4 : 2, 1, channels_per_tile(regs, big ? 4 : 2), 8};
-  const Tile dense{vec, big ? 2 : 1, 2, channels_per_tile(regs, big ? 4 : 2), 1};
-  const Tile narrow{vec, big ? 2 : 1, 2, 4, 1};
-  const Tile single{vec, 1, 1, 1, 1};
-  const Tile scalar{1, 1, 1, 1, 1};
+  // Pixel vectors per register tile: 4 rows of one vector with 32 registers
+  // (AVX-512), 2 with 16 (AVX2): one vector wide wastes least on the seed
+  // widths (22, 30, 42, 56 columns are 2, 2, 3, 4 vectors).
+  const int rows = big ? 4 : 2;
+  const Tile depthwise{vec, 2, 4, 1, 8, 16};
+  const Tile wide{vec, rows, 1, channels_per_tile(regs, rows), 8, 1};
+  const Tile dense{vec, 1, rows, channels_per_tile(regs, rows), 4, 2};
+  const Tile narrow{vec, 1, rows, 4, 4, 2};
+  const Tile single{vec, 1, 1, 1, 4, 8};
+  const Tile scalar{1, 1, 1, 1, 16, 8};
   std::vector<Path> paths = {
       {e.cin_g == 1 && e.cout_g == 1 && fits(depthwise), depthwise},
       {e.out_h == 1 && fits(wide), wide},
@@ -162,9 +187,9 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   Stage conv_update = f.conv.update();
   for (const Path& p : paths) {
     detail::schedule_path(f, out.specialize(p.when), f.conv.specialize(p.when),
-                          conv_update.specialize(p.when), outer, p.tile, e.stride_x);
+                          conv_update.specialize(p.when), task_outer, inner, p.tile, e.stride_x);
   }
-  detail::schedule_path(f, out, f.conv, conv_update, outer, scalar, e.stride_x);
+  detail::schedule_path(f, out, f.conv, conv_update, task_outer, inner, scalar, e.stride_x);
 
   f.conv.compute_at(out, Var("ct"));
   f.padded.compute_at(out, Var("t")).vectorize(f.v.x, vec);

@@ -36,7 +36,7 @@ ConvPlan plan_conv(const char* op, const TensorView& x, int x_lead, const Tensor
 
   p.in.assign(x.shape.end() - p.spatial, x.shape.end());
   p.kernel.assign(w.shape.end() - p.spatial, w.shape.end());
-  p.out = conv_spatial_out(op, p.in, p.kernel, d);
+  p.out = conv_spatial_out(op, x, p.in, p.kernel, d);
   const int ix = p.spatial - 1;  // index of the W axis in the descriptor
   p.stride_x = d.stride[ix];
   p.dilation_x = d.dilation[ix];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace batchconv::detail {
@@ -76,14 +77,29 @@ void check_groups(const char* op, const TensorView& x, int64_t cin, const Tensor
   }
 }
 
-std::vector<int64_t> conv_spatial_out(const char* op, const std::vector<int64_t>& in,
+std::vector<int64_t> conv_spatial_out(const char* op, const TensorView& x,
+                                      const std::vector<int64_t>& in,
                                       const std::vector<int64_t>& k, const ConvDesc& d) {
   std::vector<int64_t> out;
   const int n = static_cast<int>(in.size());
   for (int i = 0; i < n; ++i) {
     std::string what = std::string(op) + " (" + (n == 2 && i == 0 ? "H" : "W") + " axis)";
-    out.push_back(conv_output_size(in[i], k[i], d.stride[i], d.dilation[i], d.pad_begin[i],
-                                   d.pad_end[i], what.c_str()));
+    const int64_t o = conv_output_size(in[i], k[i], d.stride[i], d.dilation[i], d.pad_begin[i],
+                                       d.pad_end[i], what.c_str());
+    // The kernels index in 32 bits: the padded input and the furthest tap
+    // of the last output must stay below 2^31.
+    const int64_t limit = std::numeric_limits<int32_t>::max();
+    const int64_t padded = in[i] + d.pad_begin[i] + d.pad_end[i];
+    const int64_t reach = (o - 1) * d.stride[i] + (k[i] - 1) * int64_t(d.dilation[i]) + 1;
+    if (padded > limit || reach > limit) {
+      fail(op, std::string("the ") + (n == 2 && i == 0 ? "H" : "W") + " axis of x " +
+                   shape_string(x.shape) + " with this geometry (input " +
+                   std::to_string(in[i]) + ", padding " + std::to_string(d.pad_begin[i]) + " + " +
+                   std::to_string(d.pad_end[i]) + ", stride " + std::to_string(d.stride[i]) +
+                   ", dilation " + std::to_string(d.dilation[i]) + ", kernel " +
+                   std::to_string(k[i]) + ") indexes beyond 2^31 - 1, the kernels' 32-bit limit");
+    }
+    out.push_back(o);
   }
   return out;
 }

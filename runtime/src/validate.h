@@ -35,7 +35,8 @@ void check_groups(const char* op, const TensorView& x, int64_t cin, const Tensor
 
 // Output spatial sizes of a conv with spatial input `in` (H, W or W) and
 // kernel `k`; throws when the kernel does not fit.
-std::vector<int64_t> conv_spatial_out(const char* op, const std::vector<int64_t>& in,
+std::vector<int64_t> conv_spatial_out(const char* op, const TensorView& x,
+                                      const std::vector<int64_t>& in,
                                       const std::vector<int64_t>& k, const ConvDesc& d);
 
 // y must be well-formed, have exactly `expected` shape, and no two of its
