@@ -188,7 +188,13 @@ void bind_input_shapes(ir::Model& model, const std::string& origin,
       }
     }
   }
-  if (changed) io::infer_shapes(model);
+  if (changed) {
+    // Every other shape followed from the old input shapes: forget them and infer again.
+    for (const auto& v : model.graph.values()) {
+      if (!v->is_graph_input && !v->constant) v->type.shape.reset();
+    }
+    io::infer_shapes(model);
+  }
 }
 
 LoweredModel lower_model(const ir::Model& model, const std::string& origin, const LowerOptions& options) {
