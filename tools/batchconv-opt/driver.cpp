@@ -132,7 +132,8 @@ onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const std::func
     rec.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (o.explain)
       for (const auto& s : rec.result.skips) diag << "explain: " << p.name << ": " << s.node << ": " << s.reason << "\n";
-    if (o.verbose) diag << "// ----- after " << p.name << "\n" << io::print_model(*model);
+    if (o.verbose)
+      diag << "// ----- after " << p.name << "\n" << io::to_text(io::export_model(*model), o.print_full ? -1 : 64);
     records.push_back(std::move(rec));
   }
   if (o.stats) print_stats(records, diag);
