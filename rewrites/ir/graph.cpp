@@ -133,8 +133,7 @@ Node* Graph::add_node(const std::string& op_type, std::vector<Value*> inputs, st
   n->name = nm;
   node_names_[nm]++;
   Node* p = n.get();
-  compact();
-  p->position = nodes_.size();
+  p->position = nodes_.size();  // its index once appended; compact() renumbers (never compact here: O(n))
   for (size_t k = 0; k < outputs.size(); ++k) {
     Value* o = outputs[k];
     if (!o) continue;
