@@ -175,3 +175,29 @@ TEST(Graph, ReplacingAValueWith50kUsesIsLinear) {
   ASSERT_EQ(b->uses.size(), 50000u);
   for (const Use& u : b->uses) EXPECT_EQ(u.node->inputs[u.index], b);
 }
+
+TEST(Graph, OrderStaysValidAcrossRemovalsAndAdditions) {
+  Graph g;
+  Value* x = g.add_value("x");
+  std::vector<Value*> vals{x};
+  std::vector<Node*> nodes;
+  for (int k = 0; k < 20; ++k) {
+    Value* o = g.add_value("");
+    nodes.push_back(g.add_node("Relu", {vals.back()}, {o}));
+    vals.push_back(o);
+  }
+  // Remove the tail end (unused outputs first), then add consumers of early values.
+  for (int k = 19; k >= 15; --k) g.remove_node(nodes[k]);
+  Value* y = g.add_value("y");
+  Node* late = g.add_node("Add", {vals[3], vals[10]}, {y});
+  Value* z = g.add_value("z");
+  Node* later = g.add_node("Relu", {y}, {z});
+  auto order = g.topological_order();
+  ASSERT_EQ(order.size(), 17u);
+  std::map<const Node*, size_t> pos;
+  for (size_t k = 0; k < order.size(); ++k) pos[order[k]] = k;
+  for (const Node* n : order)
+    for (const Value* v : n->inputs)
+      if (v && v->producer) EXPECT_LT(pos[v->producer], pos[n]);
+  EXPECT_LT(pos[late], pos[later]);
+}
