@@ -21,8 +21,14 @@ bool initializer_needed(const ir::Value* v) {
 }  // namespace
 
 onnx::ModelProto export_model(const ir::Model& m) {
-  const ir::Graph& g = m.graph;
   onnx::ModelProto p;
+  export_into(m, &p);
+  return p;
+}
+
+void export_into(const ir::Model& m, onnx::ModelProto* out) {
+  const ir::Graph& g = m.graph;
+  onnx::ModelProto& p = *out;
   p.set_ir_version(m.ir_version);
   bool has_batchconv_import = false;
   for (const auto& [domain, version] : m.opset_imports) {
@@ -74,7 +80,6 @@ onnx::ModelProto export_model(const ir::Model& m) {
     const ir::Value* x = v.get();
     if (x->declared && x->producer && !x->is_graph_output && !x->is_graph_input) value_info(x, gp->add_value_info());
   }
-  return p;
 }
 
 }  // namespace batchconv::io

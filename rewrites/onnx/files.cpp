@@ -4,6 +4,7 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <google/protobuf/arena.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,14 +38,23 @@ bool is_text_path(const std::string& path) {
   return ends_with(path, ".onnxtxt") || ends_with(path, ".txt") || ends_with(path, ".onnxtext");
 }
 
+namespace {
+
+void parse_binary(const std::string& bytes, const std::string& path, onnx::ModelProto* p) {
+  if (bytes.empty()) throw Error(path + ": file is empty");
+  if (bytes.size() > (size_t(1) << 31) - 1) throw Error(path + ": file is larger than protobuf's 2 GiB limit");
+  if (!p->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw Error(path + ": not a valid ONNX protobuf (truncated or corrupt file?)");
+}
+
+}  // namespace
+
 onnx::ModelProto read_model_proto(const std::string& path) {
   std::string bytes = read_file(path);
   if (bytes.empty()) throw Error(path + ": file is empty");
   if (is_text_path(path)) return parse_text(bytes, path);
   onnx::ModelProto p;
-  if (bytes.size() > (size_t(1) << 31) - 1) throw Error(path + ": file is larger than protobuf's 2 GiB limit");
-  if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw Error(path + ": not a valid ONNX protobuf (truncated or corrupt file?)");
+  parse_binary(bytes, path, &p);
   return p;
 }
 
@@ -98,8 +108,16 @@ void write_model_proto(const onnx::ModelProto& proto, const std::string& path) {
 }
 
 std::unique_ptr<ir::Model> load_model(const std::string& path) {
-  onnx::ModelProto p = read_model_proto(path);
-  return import_model(std::move(p), path);
+  if (is_text_path(path)) {
+    onnx::ModelProto p = read_model_proto(path);
+    return import_model(std::move(p), path);
+  }
+  // A protobuf Arena: 100k-node graphs are hundreds of thousands of small
+  // messages, allocated and freed in one go.
+  google::protobuf::Arena arena;
+  auto* p = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  parse_binary(read_file(path), path, p);
+  return import_model(std::move(*p), path);  // binds, does not move: inference runs in place
 }
 
 void save_model(const ir::Model& model, const std::string& path) {
@@ -118,7 +136,9 @@ std::unique_ptr<ir::Model> clone_model(const ir::Model& model) {
 }
 
 void infer_shapes(ir::Model& model) {
-  onnx::ModelProto p = export_model(model);
+  google::protobuf::Arena arena;
+  onnx::ModelProto& p = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  export_into(model, &p);
   strip_for_inference(p);
   run_inference(p);
   for (const auto& vi : p.graph().value_info()) {

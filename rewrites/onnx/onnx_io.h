@@ -35,6 +35,8 @@ std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std
 std::unique_ptr<ir::Model> import_model(onnx::ModelProto&& proto, const std::string& origin);
 // IR -> ModelProto, nodes in topological order, only initializers still used.
 onnx::ModelProto export_model(const ir::Model& model);
+// Same, into a message the caller owns (e.g. on a protobuf Arena).
+void export_into(const ir::Model& model, onnx::ModelProto* out);
 
 // Tensor conversions (shared with the importer of attributes and by tests).
 ir::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what);

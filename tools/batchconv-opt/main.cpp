@@ -61,8 +61,7 @@ void emit(const onnx::ModelProto& out, const opt::Options& o) {
 
 int run(const opt::Options& o) {
   if (!o.split_input_file) {
-    onnx::ModelProto source = io::read_model_proto(o.input);
-    auto model = io::import_model(std::move(source), o.input);
+    auto model = io::load_model(o.input);
     auto reload = [&] { return io::read_model_proto(o.input); };
     emit(opt::process_model(std::move(model), reload, o.input, o, std::cerr), o);
     return 0;
