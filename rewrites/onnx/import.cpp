@@ -17,6 +17,28 @@ std::string node_label(const onnx::NodeProto& n, int index) {
   return "node '" + name + "' (" + n.op_type() + ")";
 }
 
+// Attribute values that would make ONNX 1.12's own shape inference divide by
+// zero (a crash, not an exception): rejected here with the node's name.
+void check_geometry(const onnx::NodeProto& n, const std::string& label) {
+  static const char* kConvPool[] = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+                                    "AveragePool", "LpPool", "MaxUnpool"};
+  bool conv_pool = false;
+  for (const char* op : kConvPool) conv_pool |= n.op_type() == op;
+  if (!conv_pool || !(n.domain().empty() || n.domain() == "ai.onnx")) return;
+  for (const auto& a : n.attribute()) {
+    const std::string& name = a.name();
+    if (name == "strides" || name == "dilations" || name == "kernel_shape") {
+      for (int64_t v : a.ints())
+        if (v <= 0) throw Error(label + ": " + name + " must be positive, got " + std::to_string(v));
+    } else if (name == "group" && a.i() <= 0) {
+      throw Error(label + ": group must be positive, got " + std::to_string(a.i()));
+    } else if (name == "pads") {
+      for (int64_t v : a.ints())
+        if (v < 0) throw Error(label + ": pads must not be negative, got " + std::to_string(v));
+    }
+  }
+}
+
 // Every name a subgraph reads (inputs of its nodes, recursively).
 void collect_subgraph_reads(const onnx::GraphProto& g, std::unordered_set<std::string>& out) {
   for (const auto& n : g.node()) {
@@ -96,6 +118,7 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
   for (int k = 0; k < gp.node_size(); ++k) {
     const auto& np = gp.node(k);
     if (np.op_type().empty()) throw Error(f + ": " + node_label(np, k) + " has no op_type");
+    check_geometry(np, f + ": " + node_label(np, k));
     std::vector<ir::Value*> outs;
     for (const auto& o : np.output()) outs.push_back(o.empty() ? nullptr : define(o, node_label(np, k)));
     ir::Node* n = g.add_node(np.op_type(), {}, outs, np.name());

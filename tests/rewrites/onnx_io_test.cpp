@@ -177,6 +177,13 @@ TEST(OnnxIo, BadModelsGetClearErrors) {
   expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[2000000000000000] x) => (float[2] y) { y = Relu(x) }",
                "huge");
   expect_error("this is not onnx", "not valid ONNX text");
+  // Found by the fuzz target: ONNX's own shape inference divides by these.
+  expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1,2,5] x) => (float[1,2,5] y) "
+               "<float[2,2,1] w = {1,2,3,4}> { y = Conv<strides=[0]>(x, w) }",
+               "node 'Conv#0' (Conv): strides must be positive, got 0");
+  expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1,2,5] x) => (float[1,2,5] y) "
+               "<float[2,2,1] w = {1,2,3,4}> { y = Conv<group=0>(x, w) }",
+               "group must be positive");
 }
 
 TEST(OnnxIo, TruncatedAndGarbageFilesAreRejected) {
