@@ -104,10 +104,13 @@ std::string plan_fold(Node* conv, int64_t opset, Plan* p) {
       return "groups " + std::to_string(G) + " = " + std::to_string(G / R) + " x repeat count " + std::to_string(R) +
              " needs reordered weights, but the weight or bias is not constant";
     if (opset < 5) return "opset " + std::to_string(opset) + " < 5: the channel shuffle needs Reshape-5";
-    if (geo->out_channels() > R * C)
+    // The shuffle allocates one extra tensor the size of the conv output; the repeat allocated r.
+    const int64_t out_bytes = match::float_bytes(conv->outputs[0]), rep_bytes = match::float_bytes(rep.repeated);
+    const bool more = out_bytes && rep_bytes ? out_bytes > rep_bytes : geo->out_channels() > R * C;
+    if (more)
       return "groups " + std::to_string(G) + " = " + std::to_string(G / R) + " x repeat count " + std::to_string(R) +
              ": the channel-shuffle form allocates " + std::to_string(geo->out_channels()) +
-             " channels, more than the repeat's " + std::to_string(R * C);
+             " output channels, more than the repeat's " + std::to_string(R * C);
     return "";
   }
   return "repeat count " + std::to_string(R) + " and groups " + std::to_string(G) +

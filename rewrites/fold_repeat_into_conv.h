@@ -16,7 +16,8 @@
 //   Interleaved (r channel j = x channel j/R, x.unsqueeze(2).expand(..).reshape(..)), Cg = R*C/G:
 //     R | Cg:  y = Conv<group=G>(x, W')    W'[o,c] = sum_s W[o, c*R+s]   (each x channel read R times)
 //     Cg | R:  y = Conv<group=C>(x, W')    W'[o,0] = sum_i W[o, i]       (each group reads one x channel)
-// The shuffle form is used only when it allocates no more than the repeat did (M <= R*C channels).
+// The shuffle form is used only when it allocates no more than the repeat did (its output vs r,
+// by bytes when both shapes are static, else M <= R*C channels).
 //
 // Preconditions: the repeat is along the Conv's channel axis (1) and its count R is constant; the
 // weight shape is static (and the weight/bias constant when they must be rewritten). Identity and

@@ -120,6 +120,8 @@ std::vector<FoldCase> fold_cases() {
   v.push_back({"Tile", 4, 2, 8, 1, 2, 1, 1, 0, 1, true, 11});  // G = 4*R, opset 11
   v.push_back({"Expand", 4, 3, 3, 2, 1, 1, 1, 0, 1, true, 11});  // Unsqueeze with axes attribute
   v.push_back({"Tile", 16, 4, 4, 16, 1, 1, 1, 0, 1, true, 17});
+  v.push_back({"Tile", 4, 2, 4, 3, 1, 1, 2, 0, 1, true, 13, 2, 8});  // more channels out, but stride 2:
+                                                                      // the shuffle still allocates less
   v.push_back({"Interleave", 4, 2, 2, 3, 1, 3, 1, 1});       // R | channels per group: group G, pairs summed
   v.push_back({"Interleave", 3, 2, 3, 2, 1});                // channels per group = R: group C
   v.push_back({"Interleave", 2, 4, 8, 1, 1});                // one channel per group: weights unchanged
