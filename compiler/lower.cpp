@@ -212,7 +212,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
     if (v->constant && !v->producer && (!v->uses.empty() || v->is_graph_output)) lower_initializer(cx, v.get());
   }
   for (const ir::Node* n : g.topological_order()) {
-    if (n->dead) continue;
+    if (n->dead || cx.is_fused(n)) continue;
     if (fold_node(cx, *n)) continue;
     const OpLowering* lowering = find_op_lowering(n->domain, n->op_type);
     if (!lowering) cx.fail(*n, "unsupported op");

@@ -93,6 +93,10 @@ class LoweringContext {
   Halide::Func func(const ir::Node& n, const std::string& suffix = "");
   std::string unique_c_name(const std::string& base);
 
+  // Nodes lowered as part of another (a Relu fused into its conv): skipped.
+  void mark_fused(const ir::Node* n) { fused_.insert(n); }
+  bool is_fused(const ir::Node* n) const { return fused_.count(n) > 0; }
+
   std::vector<ParamInfo> inputs, weights;
   std::vector<OutputInfo> outputs;
 
@@ -102,6 +106,7 @@ class LoweringContext {
   LowerOptions options_;
   std::map<const ir::Value*, LTensor> values_;
   std::set<std::string> names_;
+  std::set<const ir::Node*> fused_;
 };
 
 // ---- helpers shared by the op lowerings (lowering_util.cpp) ----

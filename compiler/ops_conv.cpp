@@ -173,7 +173,18 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   geo.kernel_h = i32(s.k_h);
   geo.cin_g = i32(s.cin_g);
   geo.cout_g = i32(s.cout_g);
-  batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(in6, w6, b3, geo, Expr(false));
+  // A Relu that is the conv's only consumer runs inside the conv (the
+  // algorithm's fused activation): its value is the conv's storage, so a
+  // Conv -> Relu graph output is still written in place.
+  const ir::Value* result = n.outputs[0];
+  const ir::Node* relu = nullptr;
+  if (!result->is_graph_output && result->uses.size() == 1 && result->uses[0].node->op_type == "Relu" &&
+      (result->uses[0].node->domain.empty() || result->uses[0].node->domain == "ai.onnx")) {
+    relu = result->uses[0].node;
+    result = relu->outputs[0];
+    cx.mark_fused(relu);
+  }
+  batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr));
   const batchconv_gen::ConvVars& v = f.v;
   Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
   out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
@@ -204,7 +215,10 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   LTensor t = make_tensor(val, shape);
   t.storage = out6;
   t.storage_extents = {s.out_w, s.out_h, s.cout_g, s.G, s.N, s.B};
-  cx.define(n.outputs[0], std::move(t));
+  // With a fused Relu the conv's own value is the Relu's too: its only
+  // reader is that Relu, which is skipped.
+  if (relu) cx.define(n.outputs[0], t);
+  cx.define(result, std::move(t));
 }
 
 }  // namespace

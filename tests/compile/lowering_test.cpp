@@ -181,6 +181,24 @@ g (float[2, 5, 3, 4] x, float[5] s, float[5] b, float[5] m, float[5] v0, float[3
 })");
 }
 
+// Consumers that read only part of a conv's result (its compute_root region
+// is then smaller than the conv's register tiles), and two convs sharing an
+// input, one of them a graph output written in place.
+TEST(Lowering, PartialReadsOfConvResults) {
+  expect_matches_interpreter(std::string(kHeader) + R"(
+g (float[1, 3, 9, 70] x, float[20, 3, 1, 3] w, float[20, 3, 1, 1] w2) => (float[1, 2, 9, 3] y, float[1, 20, 9, 70] z, float[1, 20, 1, 1] u) {
+  c = Conv<pads = [0, 1, 0, 1]>(x, w)
+  starts = Constant<value = int64[2] {1, 2}>()
+  ends = Constant<value = int64[2] {3, 5}>()
+  axes = Constant<value = int64[2] {1, 3}>()
+  y = Slice(c, starts, ends, axes)
+  z = Conv(x, w2)
+  us = Constant<value = int64[4] {0, 0, 4, 7}>()
+  ue = Constant<value = int64[4] {1, 20, 5, 8}>()
+  u = Slice(z, us, ue)
+})");
+}
+
 // A small CNN as exporters write it: conv, BN, ReLU, pool, flatten, linear, softmax.
 TEST(Lowering, SmallCnn) {
   expect_matches_interpreter(std::string(kHeader) + R"(
