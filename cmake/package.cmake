@@ -11,3 +11,7 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/batchconvConfigVers
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/batchconvConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/batchconvConfigVersion.cmake DESTINATION ${BATCHCONV_CMAKE_DIR})
+if(TARGET batchconv-compile)
+  # batchconv_add_model(): compile an ONNX model into a static library at build time.
+  install(FILES cmake/batchconv_add_model.cmake DESTINATION ${BATCHCONV_CMAKE_DIR})
+endif()

@@ -11,16 +11,43 @@
 // FMAs for a dense conv.
 //
 // Paths, chosen at run time by specialize() in this order:
-//   depthwise  Cin_g == 1 && Cout_g == 1: memory bound, a 2-D tile of one
-//              channel, no channel reuse to exploit.
+//   depthwise  Cin_g == 1 && Cout_g == 1: memory bound, a 2x4-vector tile of
+//              one channel, a whole 64-row plane block per task.
 //   wide 1-D   H' == 1 (conv1d, e.g. seed 1's 1x1 over 1e6 positions):
-//              tx = 4, ty = 1, x streamed in chunks of 8 tiles per task.
-//   dense 2-D  Cout_g >= tc: the compute-bound path.
+//              4 vectors x 1 row x tc channels, 8 tiles per task.
+//   dense 2-D  Cout_g >= tc: the compute-bound path, 1 vector x 4 rows x tc.
 //   narrow     Cout_g >= 4 (ResNeXt-style groups): tc = 4.
-//   fallback   anything else (Cout_g < 4, depthwise with a multiplier).
+//   single     one vector, one row, one channel (Cout_g < 4, multipliers).
+//   scalar     outputs narrower than one vector.
+// Inside each path the reduction is specialised again: unit stride and
+// dilation with Cin_g >= 8 puts the channel loop innermost; 3-tap rows are
+// unrolled; stride 2 uses two loads and a shuffle.
 //
-// Measured figures are in the comments of each path (2 threads of an AMD
-// EPYC (Zen 5) with AVX-512, peak 437 GFLOP/s, copy bandwidth 52 GB/s).
+// Register budget (why the tiles fit): px pixel vectors x tc channels of
+// accumulators, plus px input vectors and one broadcast, must fit the
+// register file: px*tc + px + 1 <= 32 on AVX-512 (px = 4, tc = 6: 24
+// accumulators, 29 registers), <= 16 on AVX2 (px = 2, tc = 6: 12, 15).
+// A task's padded input (Cin_g channels x (4*2 + KH - 1) rows x (4 * 16 +
+// KW - 1) columns: 170 KB for 64 channels, 3x3) stays in L2 (1 MB per core);
+// the 6 x Cin_g x KH x KW weights of a channel tile (14 KB) in L1.
+//
+// Achieved (AVX-512 variant, AMD EPYC Zen 5, 2 cores, peak 218.5 GFLOP/s per
+// thread; measured as thread CPU time with 1 thread, because the shared
+// machine ran at load ~12 throughout, which makes wall-clock figures swing by
+// 50%; GFLOP/s counts 2 per multiply-add):
+//   dense 3x3 64->64 56x56, N = 128 (grouped_conv / batched B = 1): 115-125
+//     GFLOP/s per thread = 53-57% of peak (target 80%: missed; the inner loop
+//     spends ~1 address uop per load because LLVM vectorises the four row
+//     offsets, and tile edges on 56 = 3.5 vectors waste 12.5%).
+//   MAML 3x3 64->64 42x42, B = 32, N = 80: 97-101 (45%); 42 = 2.6 vectors
+//     leaves 12.5% of each row tile idle.
+//   seed 3, Cin = 3, 3x3, 32x32: 55-60 (25-27%); seed 2, Cin = 3, 7x7, 28x28:
+//     75-80 (35%): 27 or 147 taps per output keep the reduction loop short.
+//   ResNeXt 3x3, groups 32 (4 -> 4 per group), 56x56: 42 (19%).
+//   depthwise 3x3, N = 8, C = 256, 56x56: 5.3 ms = 9.7 GB/s per thread
+//     (floor at 52 GB/s for 2 threads: 1.0 ms).
+//   seed 1, 1x1 16 -> 64 over 1e6 positions: 36 ms per thread = 8.8 GB/s
+//     (floor for 2 threads: 6.2 ms); 56 GFLOP/s.
 #pragma once
 
 #include <vector>
@@ -168,7 +195,9 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   };
   // Pixel vectors per register tile: 4 rows of one vector with 32 registers
   // (AVX-512), 2 with 16 (AVX2): one vector wide wastes least on the seed
-  // widths (22, 30, 42, 56 columns are 2, 2, 3, 4 vectors).
+  // widths (22, 30, 42, 56 columns are 2, 2, 3, 4 vectors). Tried 2 x 2 on
+  // AVX-512: no clear gain at 56 columns, 18% slower at 42, 3x slower at
+  // 22 and 30 (those fall to the narrow path).
   const int rows = big ? 4 : 2;
   const Tile depthwise{vec, 2, 4, 1, 8, 16};
   const Tile wide{vec, rows, 1, channels_per_tile(regs, rows), 8, 1};
