@@ -56,6 +56,15 @@ void copy_elem(const Tensor& src, int64_t s, Tensor& dst, int64_t d) {
   else dst.i[d] = src.is_float() ? static_cast<int64_t>(src.f[s]) : src.i[s];
 }
 
+void check_data(const Tensor& t, const std::string& what) {
+  if (t.dtype == ir::DType::Other) fail(what + " has a data type the interpreter does not model");
+  for (int64_t d : t.shape)
+    if (d < 0) fail(what + " has a negative dimension");
+  const size_t have = t.is_float() ? t.f.size() : t.i.size();
+  if (static_cast<int64_t>(have) != t.numel())
+    fail(what + " holds " + std::to_string(have) + " values for shape " + shape_str(t.shape));
+}
+
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int64_t k = static_cast<int64_t>(shape.size()) - 2; k >= 0; --k) s[k] = s[k + 1] * shape[k + 1];

@@ -37,6 +37,9 @@ double get(const Tensor& t, int64_t k);
 void set(Tensor& t, int64_t k, double v);
 void copy_elem(const Tensor& src, int64_t s, Tensor& dst, int64_t d);
 
+// Fails unless t's dtype is modelled and its data matches its shape.
+void check_data(const Tensor& t, const std::string& what);
+
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what);
 // Numpy broadcasting of two shapes; fails naming both.

@@ -245,6 +245,7 @@ Outputs constant_of_shape(const ir::Node& n, const Inputs& ins) {
   Tensor fillv = make_tensor(ir::DType::Float, {1});
   if (v) {
     if (v->kind != Attribute::Kind::Tensor || !v->t || v->t->numel() != 1) fail("'value' must be a one-element tensor");
+    check_data(*v->t, "attribute 'value'");
     fillv = *v->t;
   }
   for (int64_t d : s)
@@ -258,6 +259,7 @@ Outputs constant_of_shape(const ir::Node& n, const Inputs& ins) {
 Outputs constant(const ir::Node& n) {
   if (const Attribute* a = n.attr("value")) {
     if (a->kind != Attribute::Kind::Tensor || !a->t) fail("'value' is not a tensor");
+    check_data(*a->t, "attribute 'value'");
     return one(*a->t);
   }
   if (const Attribute* a = n.attr("value_float")) return one(Tensor{ir::DType::Float, {}, {a->f}, {}, {}});

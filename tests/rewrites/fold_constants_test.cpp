@@ -187,3 +187,23 @@ TEST(FoldConstants, PyTorchExportsReduceToTheRepeat) {
     expect_same_function(*before, *after);
   }
 }
+
+TEST(FoldConstants, ExplainsTensorsItCannotRead) {
+  // Found by the fuzz target: a ConstantOfShape whose value has an unknown
+  // data type. The pass must say so, not read memory that is not there.
+  onnx::ModelProto p = io::parse_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3] x) => (float[2,3] y)
+{
+  s = Constant <value = int64[1] {2}> ()
+  c = ConstantOfShape <value = float[1] {1.0}> (s)
+  y = Add (x, c)
+}
+)",
+                                     "<test>");
+  auto* t = p.mutable_graph()->mutable_node(1)->mutable_attribute(0)->mutable_t();
+  t->set_data_type(71);
+  auto m = io::import_model(p, "<test>");
+  auto r = pass_named("fold_constants").run(*m, {});
+  EXPECT_TRUE(has_skip(r, "data type the interpreter does not model"));
+  EXPECT_EQ(ops(*m), (Ops{"ConstantOfShape", "Add"}));
+}
