@@ -44,6 +44,39 @@ std::optional<Tensor> shape_only(const Value* v) {
   return t;
 }
 
+// Output elements of the ops that can blow up a small input (before running
+// them); -1 when unknown or not one of them.
+int64_t predicted_elements(const Node* n, const std::vector<const Tensor*>& ins) {
+  auto product = [](const std::vector<int64_t>& v) {
+    int64_t p = 1;
+    for (int64_t d : v) {
+      if (d < 0) return int64_t(-1);
+      if (d && p > (int64_t(1) << 40) / d) return int64_t(1) << 40;
+      p *= d;
+    }
+    return p;
+  };
+  if (n->op_type == "ConstantOfShape" && !ins.empty() && ins[0] && !ins[0]->is_float()) return product(ins[0]->i);
+  if (n->op_type == "Expand" && ins.size() == 2 && ins[0] && ins[1] && !ins[1]->is_float()) {
+    std::vector<int64_t> a = ins[0]->shape, b = ins[1]->i;
+    size_t r = std::max(a.size(), b.size());
+    std::vector<int64_t> out(r);
+    for (size_t k = 0; k < r; ++k) {
+      int64_t da = k < r - a.size() ? 1 : a[k - (r - a.size())];
+      int64_t db = k < r - b.size() ? 1 : b[k - (r - b.size())];
+      out[k] = std::max(da, db);
+    }
+    return product(out);
+  }
+  if (n->op_type == "Tile" && ins.size() == 2 && ins[0] && ins[1] && !ins[1]->is_float() &&
+      ins[1]->i.size() == ins[0]->shape.size()) {
+    int64_t reps = product(ins[1]->i), base = ins[0]->numel();
+    if (reps < 0) return -1;
+    return base && reps > (int64_t(1) << 40) / base ? int64_t(1) << 40 : reps * base;
+  }
+  return -1;
+}
+
 bool fully_static(const Value* v) {
   if (!v || !v->type.shape) return false;
   for (const ir::Dim& d : *v->type.shape)
@@ -101,6 +134,9 @@ struct Folder {
     int64_t in_elems = 0;
     for (const Tensor* t : ins)
       if (t) in_elems += t->numel();
+    int64_t predicted = predicted_elements(n, ins);
+    if (predicted > kMaxFoldElements && predicted > in_elems)
+      return "output of " + std::to_string(predicted) + " elements is larger than the fold limit";
     std::vector<Tensor> outs;
     try {
       outs = interp::run_node(*n, ins, model.opset(n->domain));

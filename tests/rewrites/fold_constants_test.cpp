@@ -152,6 +152,23 @@ g (float[1000,1000] x) => (float[1000,1000] y)
   EXPECT_TRUE(has_skip(r.result, "larger than the fold limit"));
 }
 
+TEST(FoldConstants, DoesNotEvenComputeHugeOutputs) {
+  // 10^12 elements: refused before the kernel would allocate them.
+  auto r = run_passes(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1] x) => (float[?,?] y)
+{
+  s = Constant <value = int64[2] {1000000, 1000000}> ()
+  big = ConstantOfShape <value = float[1] {1.5}> (s)
+  r = Constant <value = int64[2] {1000000, 1}> ()
+  t = Tile (big, r)
+  y = Add (x, t)
+}
+)",
+                      {"fold_constants"});
+  EXPECT_EQ(ops(*r.after), (Ops{"ConstantOfShape", "Tile", "Add"}));
+  EXPECT_TRUE(has_skip(r.result, "1000000000000 elements is larger than the fold limit"));
+}
+
 TEST(FoldConstants, LeavesUnknownOpsAlone) {
   auto r = run_passes(R"(<ir_version: 8, opset_import: ["" : 13, "acme" : 1]>
 g (float[2] x) => (float[2] y)
