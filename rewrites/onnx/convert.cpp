@@ -88,7 +88,7 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what
   for (int64_t d : t.dims()) {
     if (d < 0 || d > kMaxDim) throw Error(what + ": dimension " + std::to_string(d) + " is negative or huge");
     out.shape.push_back(d);
-    if (d && n > kMaxDim / d) throw Error(what + ": shape has more than 2^40 elements");
+    if (d && n > kMaxElements / d) throw Error(what + ": shape has more than 2^40 elements");
     n *= d;
   }
   if (t.data_location() == onnx::TensorProto::EXTERNAL)

@@ -39,6 +39,20 @@ void check_geometry(const onnx::NodeProto& n, const std::string& label) {
   }
 }
 
+// A ConstantOfShape whose shape is a constant in the file: every entry must
+// be a sane dimension. (Its output used as another node's shape would make
+// ONNX's shape inference build a shape of that rank: found by the fuzz target.)
+void check_constant_of_shape(const ir::Node* n, const std::string& label) {
+  if (n->op_type != "ConstantOfShape" || !n->domain.empty() || n->inputs.empty() || !n->inputs[0]) return;
+  const ir::Value* s = n->inputs[0];
+  std::shared_ptr<const ir::Tensor> t = s->constant;
+  if (!t && s->producer && s->producer->op_type == "Constant")
+    if (const ir::Attribute* a = s->producer->attr("value"); a && a->t) t = a->t;
+  if (!t || t->is_float()) return;
+  for (int64_t d : t->i)
+    if (d < 0 || d > kMaxDim) throw Error(label + ": shape entry " + std::to_string(d) + " is negative or huge");
+}
+
 // Every name a subgraph reads (inputs of its nodes, recursively).
 void collect_subgraph_reads(const onnx::GraphProto& g, std::unordered_set<std::string>& out) {
   for (const auto& n : g.node()) {
@@ -156,6 +170,7 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
       }
     }
   }
+  for (int k = 0; k < gp.node_size(); ++k) check_constant_of_shape(nodes[k], f + ": " + node_label(gp.node(k), k));
   for (const auto& out : gp.output()) {
     ir::Value* v = g.find_value(out.name());
     if (!v) throw Error(f + ": graph output '" + out.name() + "' is not produced by any node, input or initializer");

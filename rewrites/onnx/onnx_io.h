@@ -24,8 +24,11 @@ struct Error : std::runtime_error {
 
 // Highest ONNX IR version this build understands (ONNX 1.12).
 constexpr int64_t kMaxIrVersion = 8;
-// Dimensions above this are rejected as corrupt rather than allocated.
-constexpr int64_t kMaxDim = int64_t(1) << 40;
+// Dimensions above this are rejected as corrupt rather than allocated (and
+// before ONNX's shape inference could be asked to build a shape that large).
+constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+// Tensors above this many elements are rejected likewise.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
 
 // ModelProto -> IR. Runs ONNX shape inference on a copy to fill value types.
 // Throws Error on missing/undefined inputs, duplicate producers, cycles,

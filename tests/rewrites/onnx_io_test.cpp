@@ -184,6 +184,9 @@ TEST(OnnxIo, BadModelsGetClearErrors) {
   expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1,2,5] x) => (float[1,2,5] y) "
                "<float[2,2,1] w = {1,2,3,4}> { y = Conv<group=0>(x, w) }",
                "group must be positive");
+  expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[2] x) => (float[?] y) "
+               "{ s = Constant<value = int64[1] {1099511626498}>()\n o = ConstantOfShape(s)\n y = Expand(x, o) }",
+               "shape entry 1099511626498 is negative or huge");
 }
 
 TEST(OnnxIo, TruncatedAndGarbageFilesAreRejected) {
