@@ -1,6 +1,7 @@
 // broadcast_input_conv: validation, then the AOT kernel over the caller's
 // memory; the output layout is chosen by the strides of the y view.
 #include "batchconv_broadcast_input_conv.h"
+#include "batchconv_grouped_conv.h"
 #include "conv_plan.h"
 #include "contiguous.h"
 #include "validate.h"
@@ -17,6 +18,26 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p, BroadcastLayout lay
   else s = {p.batch, p.n, p.cout};
   s.insert(s.end(), p.out.begin(), p.out.end());
   return s;
+}
+
+// The groups = 1, Concatenated case through the dense grouped_conv kernel:
+// w (B, Cout, Cin, ...) viewed as (B*Cout, Cin, ...), y (N, B*Cout, ...).
+void run_as_dense_conv(const detail::ConvPlan& p, const TensorView& x, const TensorView& w,
+                       const TensorView* bias, const TensorView& y) {
+  using namespace detail;
+  const int64_t cout = p.batch * p.cout;
+  std::vector<Dim> wd = weight_dims(w, 1, p.spatial, p.cout_g, 1);
+  wd[3] = {cout, w.stride(1)};  // co over all banks
+  wd.pop_back();                // no b
+  HalideView hw(kOp, "w", w.data, wd);
+  HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin, 1));
+  const int64_t sc = bias ? bias->stride(1) : 0;
+  HalideView hb = bias_view(kOp, bias, {{cout, sc}, {1, cout * sc}});
+  HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, cout, 1));
+  call_kernel(kOp, [&] {
+    return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
+                                  p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu, hy.get());
+  });
 }
 
 }  // namespace
@@ -39,6 +60,15 @@ void broadcast_input_conv(const TensorView& x_in, const TensorView& w_in, const 
   const TensorView yp = unit_stride_view(y_in, Scratch::Y, /*copy_in=*/false);
   const TensorView &x = xp, &w = wp, &y = yp;
 
+  if (layout == BroadcastLayout::Concatenated && p.groups == 1 &&
+      (p.batch == 1 || w.stride(0) == p.cout * w.stride(1)) &&
+      (!bias || p.batch == 1 || bias->stride(0) == p.cout * bias->stride(1))) {
+    // Seed 1's case: B dense banks over one x with the concatenated output
+    // are exactly one dense conv with B*Cout output channels.
+    run_as_dense_conv(p, x, w, bias, y);
+    scatter(yp, y_in);
+    return;
+  }
   HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
   HalideView hw(kOp, "w", w.data, weight_dims(w, 1, p.spatial, p.cout_g, p.groups));
   const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
