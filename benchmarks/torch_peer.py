@@ -25,16 +25,16 @@ def main():
 
     def timed(fn, reps):
         t0 = time.perf_counter()
-        fn()  # warm-up
+        out = fn()  # warm-up
         first = (time.perf_counter() - t0) * 1e3
         if first > 2000:  # very slow: the warm-up is the one timing (keeps the run bounded)
-            return first, first, "1 run"
+            return first, first, "1 run", out
         ts = []
         for _ in range(reps):
             t0 = time.perf_counter()
-            fn()
+            out = fn()
             ts.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(ts), min(ts), ""
+        return statistics.median(ts), min(ts), "", out
 
 
     for line in open(sys.argv[1]):
@@ -76,8 +76,7 @@ def main():
         with torch.no_grad():
             for name, fn in methods.items():
                 try:
-                    med, mn, note = timed(fn, reps)
-                    results[name] = fn()
+                    med, mn, note, results[name] = timed(fn, reps)
                     print(f"RESULT|{wid}|{name}|{med:.4f}|{mn:.4f}|{note}", flush=True)
                 except Exception as e:  # noqa: BLE001 - report, go on with the next
                     print(f"RESULT|{wid}|{name}|-1|-1|error: {e}", flush=True)
