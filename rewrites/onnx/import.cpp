@@ -53,6 +53,35 @@ void check_constant_of_shape(const ir::Node* n, const std::string& label) {
     if (d < 0 || d > kMaxDim) throw Error(label + ": shape entry " + std::to_string(d) + " is negative or huge");
 }
 
+// Conv/pool ranks that ONNX 1.12's shape inference indexes past (a crash, not
+// an exception; found by the fuzz target): spatial attributes must match the
+// rank of X (or of W) where the file states it.
+void check_conv_ranks(const ir::Node* n, const std::string& label) {
+  static const char* kOps[] = {"Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool"};
+  bool match = false;
+  for (const char* op : kOps) match |= n->op_type == op;
+  if (!match || !n->domain.empty()) return;
+  auto rank = [](const ir::Value* v) -> int64_t {
+    return v && v->type.shape ? static_cast<int64_t>(v->type.shape->size()) : -1;
+  };
+  int64_t rx = rank(n->inputs.empty() ? nullptr : n->inputs[0]);
+  int64_t rw = (n->op_type.find("Conv") != std::string::npos && n->inputs.size() > 1) ? rank(n->inputs[1]) : -1;
+  if (rx >= 0 && rx < 3) throw Error(label + ": input X has rank " + std::to_string(rx) + ", expected (N, C, spatial...)");
+  if (rx >= 0 && rw >= 0 && rx != rw)
+    throw Error(label + ": X has rank " + std::to_string(rx) + " but W has rank " + std::to_string(rw));
+  int64_t r = rx >= 0 ? rx : rw;
+  if (r < 0) return;
+  if (r < 3) throw Error(label + ": W has rank " + std::to_string(r) + ", expected (M, C/group, kernel...)");
+  for (const auto& [name, a] : n->attrs) {
+    size_t want = name == "pads" ? 2 * static_cast<size_t>(r - 2)
+                  : (name == "strides" || name == "dilations" || name == "kernel_shape") ? static_cast<size_t>(r - 2)
+                                                                                           : 0;
+    if (want && a.kind == ir::Attribute::Kind::Ints && a.ints.size() != want)
+      throw Error(label + ": " + name + " has " + std::to_string(a.ints.size()) + " entries, expected " +
+                  std::to_string(want) + " for rank " + std::to_string(r));
+  }
+}
+
 // Every name a subgraph reads (inputs of its nodes, recursively).
 void collect_subgraph_reads(const onnx::GraphProto& g, std::unordered_set<std::string>& out) {
   for (const auto& n : g.node()) {
@@ -170,7 +199,6 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
       }
     }
   }
-  for (int k = 0; k < gp.node_size(); ++k) check_constant_of_shape(nodes[k], f + ": " + node_label(gp.node(k), k));
   for (const auto& out : gp.output()) {
     ir::Value* v = g.find_value(out.name());
     if (!v) throw Error(f + ": graph output '" + out.name() + "' is not produced by any node, input or initializer");
@@ -186,6 +214,10 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
     if (!v || !vi.has_type()) continue;
     v->type = type_from_proto(vi.type(), f + ": value_info '" + vi.name() + "'");
     v->declared = true;
+  }
+  for (int k = 0; k < gp.node_size(); ++k) {
+    check_constant_of_shape(nodes[k], f + ": " + node_label(gp.node(k), k));
+    check_conv_ranks(nodes[k], f + ": " + node_label(gp.node(k), k));
   }
   try {
     g.topological_order();
