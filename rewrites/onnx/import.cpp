@@ -39,18 +39,37 @@ void check_geometry(const onnx::NodeProto& n, const std::string& label) {
   }
 }
 
-// A ConstantOfShape whose shape is a constant in the file: every entry must
-// be a sane dimension. (Its output used as another node's shape would make
-// ONNX's shape inference build a shape of that rank: found by the fuzz target.)
+// A ConstantOfShape whose shape is known in the file (a constant, or the
+// Shape of a typed value): every entry must be a sane dimension, and when its
+// output is itself used as a shape (Expand, Reshape, Tile, ConstantOfShape),
+// its length is a rank and must be small. Otherwise ONNX's shape inference
+// would build a shape of that rank and run out of memory (found by the fuzz target).
+constexpr int64_t kMaxRank = 64;
+
 void check_constant_of_shape(const ir::Node* n, const std::string& label) {
   if (n->op_type != "ConstantOfShape" || !n->domain.empty() || n->inputs.empty() || !n->inputs[0]) return;
   const ir::Value* s = n->inputs[0];
+  std::vector<int64_t> entries;
   std::shared_ptr<const ir::Tensor> t = s->constant;
   if (!t && s->producer && s->producer->op_type == "Constant")
     if (const ir::Attribute* a = s->producer->attr("value"); a && a->t) t = a->t;
-  if (!t || t->is_float()) return;
-  for (int64_t d : t->i)
+  if (t && !t->is_float()) {
+    entries = t->i;
+  } else if (s->producer && s->producer->op_type == "Shape" && !s->producer->inputs.empty() &&
+             s->producer->inputs[0] && s->producer->inputs[0]->type.shape) {
+    for (const ir::Dim& d : *s->producer->inputs[0]->type.shape) entries.push_back(d.known() ? d.value : 0);
+  }
+  for (int64_t d : entries)
     if (d < 0 || d > kMaxDim) throw Error(label + ": shape entry " + std::to_string(d) + " is negative or huge");
+  if (entries.empty() || n->outputs.empty() || !n->outputs[0]) return;
+  for (const ir::Use& u : n->outputs[0]->uses) {
+    const std::string& op = u.node->op_type;
+    bool shape_slot = (u.index == 1 && (op == "Expand" || op == "Reshape" || op == "Tile")) ||
+                      (u.index == 0 && op == "ConstantOfShape");
+    if (shape_slot && entries[0] > kMaxRank)
+      throw Error(label + ": its output, " + std::to_string(entries[0]) + " entries long, is used as the shape of " +
+                  ir::describe(u.node) + ": a rank over " + std::to_string(kMaxRank));
+  }
 }
 
 // Conv/pool ranks that ONNX 1.12's shape inference indexes past (a crash, not

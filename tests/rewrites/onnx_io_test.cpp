@@ -190,6 +190,9 @@ TEST(OnnxIo, BadModelsGetClearErrors) {
   expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1,1] x) => (float[?] y) "
                "<float[1,3,3] w = {1,2,3,4,5,6,7,8,9}> { y = Conv<pads=[1,1,1,1]>(x, w) }",
                "input X has rank 2");
+  expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[2] x) => (float[?] y) "
+               "{ s = Constant<value = int64[1] {33554435}>()\n o = ConstantOfShape(s)\n y = Expand(x, o) }",
+               "a rank over 64");
   expect_error("<ir_version: 8, opset_import: [\"\" : 13]> g (float[1,1,5] x) => (float[?] y) "
                "<float[1,1,3] w = {1,2,3}> { y = Conv<pads=[1,1,1,1]>(x, w) }",
                "pads has 4 entries, expected 2 for rank 3");
