@@ -20,8 +20,8 @@
 //   single     one vector, one row, one channel (Cout_g < 4, multipliers).
 //   scalar     outputs narrower than one vector.
 // Inside each path the reduction is specialised again: unit stride and
-// dilation with Cin_g >= 8 puts the channel loop innermost; 3-tap rows are
-// unrolled; stride 2 uses two loads and a shuffle.
+// dilation with Cin_g >= 8 puts the channel loop innermost; 3-tap rows (and
+// 3x3 windows) are unrolled; stride 2 uses two loads and a shuffle.
 //
 // Register budget (why the tiles fit): px pixel vectors x tc channels of
 // accumulators, plus px input vectors and one broadcast, must fit the
@@ -31,23 +31,27 @@
 // KW - 1) columns: 170 KB for 64 channels, 3x3) stays in L2 (1 MB per core);
 // the 6 x Cin_g x KH x KW weights of a channel tile (14 KB) in L1.
 //
-// Achieved (AVX-512 variant, AMD EPYC Zen 5, 2 cores, peak 218.5 GFLOP/s per
-// thread; measured as thread CPU time with 1 thread, because the shared
-// machine ran at load ~12 throughout, which makes wall-clock figures swing by
-// 50%; GFLOP/s counts 2 per multiply-add):
-//   dense 3x3 64->64 56x56, N = 128 (grouped_conv / batched B = 1): 115-125
-//     GFLOP/s per thread = 53-57% of peak (target 80%: missed; the inner loop
-//     spends ~1 address uop per load because LLVM vectorises the four row
-//     offsets, and tile edges on 56 = 3.5 vectors waste 12.5%).
-//   MAML 3x3 64->64 42x42, B = 32, N = 80: 97-101 (45%); 42 = 2.6 vectors
-//     leaves 12.5% of each row tile idle.
-//   seed 3, Cin = 3, 3x3, 32x32: 55-60 (25-27%); seed 2, Cin = 3, 7x7, 28x28:
-//     75-80 (35%): 27 or 147 taps per output keep the reduction loop short.
-//   ResNeXt 3x3, groups 32 (4 -> 4 per group), 56x56: 42 (19%).
-//   depthwise 3x3, N = 8, C = 256, 56x56: 5.3 ms = 9.7 GB/s per thread
-//     (floor at 52 GB/s for 2 threads: 1.0 ms).
-//   seed 1, 1x1 16 -> 64 over 1e6 positions: 36 ms per thread = 8.8 GB/s
-//     (floor for 2 threads: 6.2 ms); 56 GFLOP/s.
+// Achieved (AVX-512 variant, AMD EPYC Zen 5, 2 threads, wall clock at
+// machine load ~2, batchconv-bench medians beside oneDNN 2.6 in the same run;
+// peak 437 GFLOP/s, copy 52-65 GB/s; GFLOP/s counts 2 per multiply-add):
+//   B = 1, N = 128, 64 -> 64, 56x56, 3x3 pad 1: 140 ms, 212 GFLOP/s = 48% of
+//     peak, 1.29x oneDNN NCHW (target 80%: missed; the inner loop spends ~1
+//     address uop per load because LLVM vectorises the four row offsets, and
+//     56 columns = 3.5 vectors waste 12.5% of each row tile).
+//   MAML B = 32, N = 80, 64 -> 64, 42x42: 225 GFLOP/s (48%), 1.03x oneDNN.
+//   seed 3, B = 100, N = 50, 3 -> 64, 3x3, 32x32: 103 GFLOP/s (23%), 0.48x
+//     oneDNN's loop of NCHW convs (213): only 27 taps per output, so the
+//     per-tile bias/store/copy overhead is not amortised. Missed.
+//   seed 2, 3 -> 64, 7x7, 28x28 (B = 16 or 1): 100 GFLOP/s (22%), 2.7x oneDNN
+//     grouped trick, 1.4x oneDNN NCHW at B = 1.
+//   ResNeXt 3x3, groups 32 (4 -> 4), N = 8, 56x56: 5.0 ms, 46 GFLOP/s, 3.2x
+//     oneDNN NCHW.
+//   depthwise 3x3, N = 8, C = 256, 56x56: 5.5 ms, 5.8x oneDNN NCHW but 6.7x
+//     its bandwidth floor (0.83 ms; target 1.3x: missed).
+//   seed 1, 1x1 16 -> 64 over 1e6 positions: 21-31 ms, 0.73x oneDNN dense,
+//     4-6x the floor (4.9 ms; target 1.5x: missed), 2.2x faster than
+//     repeat + grouped conv with no extra memory.
+// (Single-thread figures under load ~12 were about half of these.)
 #pragma once
 
 #include <vector>
@@ -152,12 +156,14 @@ inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_in
   if (k.vec > 1) {
     // Unit stride and dilation: dense vector loads at constant offsets.
     // With many input channels the channel loop goes innermost (a long loop
-    // of pointer bumps); otherwise kx stays innermost, unrolled for 3 taps.
+    // of pointer bumps); otherwise kx stays innermost, unrolled for 3 taps
+    // (and ky too for 3x3 kernels).
     // Stride 2 loads two vectors and shuffles; other strides gather.
     const ConvGeometry& g = f.geo;
     const Halide::RDom& r = f.r;
     Halide::Expr unit = stride_x == 1 && g.dilation_x == 1;
     conv_update.specialize(unit && g.cin_g >= 8).reorder(r[2], r[0], r[1]);
+    conv_update.specialize(unit && g.kernel_w == 3 && g.kernel_h == 3).unroll(r[0]).unroll(r[1]);
     conv_update.specialize(unit && g.kernel_w == 3).unroll(r[0]);
     conv_update.specialize(unit);
     conv_update.specialize(stride_x == 2);
