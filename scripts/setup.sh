@@ -3,7 +3,7 @@
 # Idempotent: skips apt when everything is already installed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libhalide14-0-dev llvm-14-dev llvm-14-tools libgtest-dev libgmock-dev
-      libbenchmark-dev libdnnl-dev libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+      libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
       python3-onnx python3-numpy python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -13,5 +13,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
