@@ -25,4 +25,18 @@ std::string bypass(ir::Graph& g, ir::Node* n, ir::Value* forwarded, PassResult& 
   return "";
 }
 
+PassResult bypass_nop_nodes(ir::Model& model, const char* op_type,
+                            std::string (*why_not_nop)(const ir::Node*)) {
+  PassResult result;
+  ir::Graph& g = model.graph;
+  for (ir::Node* n : g.topological_order()) {
+    if (n->dead || n->op_type != op_type || !n->domain.empty()) continue;
+    if (n->inputs.size() != 2 || !n->inputs[0] || !n->inputs[1] || n->outputs.size() != 1) continue;
+    std::string why = why_not_nop(n);
+    if (why.empty()) why = bypass(g, n, n->inputs[0], result);
+    if (!why.empty() && why[0] != '-') result.skips.push_back({match::node_label(n), why});
+  }
+  return result;
+}
+
 }  // namespace batchconv::rewrites::cleanup

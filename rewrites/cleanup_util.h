@@ -19,4 +19,11 @@ int64_t value_bytes(const ir::Value* v);
 // nodes_removed and bytes_saved in `result`.
 std::string bypass(ir::Graph& g, ir::Node* n, ir::Value* forwarded, PassResult& result);
 
+// The driver of the "(op_type)(x, shape) is a no-op" passes: for every such
+// two-input, one-output node, why_not_nop(n) returns "" when n forwards x
+// unchanged, a reason for --explain, or a reason starting with '-' for a node
+// that is plainly not a no-op (not worth an --explain line). No-ops are bypassed.
+PassResult bypass_nop_nodes(ir::Model& model, const char* op_type,
+                            std::string (*why_not_nop)(const ir::Node*));
+
 }  // namespace batchconv::rewrites::cleanup

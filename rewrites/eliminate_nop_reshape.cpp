@@ -36,17 +36,7 @@ std::string why_not_nop(const ir::Node* n) {
 }  // namespace
 
 PassResult eliminate_nop_reshape(ir::Model& model, const PassOptions&) {
-  PassResult result;
-  ir::Graph& g = model.graph;
-  for (ir::Node* n : g.topological_order()) {
-    if (n->dead || n->op_type != "Reshape" || !n->domain.empty()) continue;
-    if (n->inputs.size() != 2 || !n->inputs[0] || !n->inputs[1] || n->outputs.size() != 1) continue;
-    std::string why = why_not_nop(n);
-    if (why.empty()) why = cleanup::bypass(g, n, n->inputs[0], result);
-    // Reasons starting with '-' mean "not a no-op at all": not worth an --explain line.
-    if (!why.empty() && why[0] != '-') result.skips.push_back({match::node_label(n), why});
-  }
-  return result;
+  return cleanup::bypass_nop_nodes(model, "Reshape", why_not_nop);
 }
 
 }  // namespace batchconv::rewrites
