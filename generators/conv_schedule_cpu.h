@@ -65,6 +65,7 @@ namespace batchconv_gen {
 struct ConvExtents {
   Halide::Expr out_w, out_h, cin_g, cout_g;
   Halide::Expr stride_x;
+  Halide::Expr in_w;  // input width (sizes a task's row chunk); undefined: f.geo.in_w
 };
 
 // Register facts of the target.
@@ -96,28 +97,78 @@ namespace detail {
 struct Tile {
   int vec;         // floats per vector (1: scalar code)
   int tx, ty, tc;  // vectors along x, rows along y, output channels
-  int x_chunk;     // register tiles along x per parallel task
-  int y_chunk;     // register tiles along y per parallel task
+  int x_chunk;     // register tiles along x per parallel task; 0: sized at run time
+                   // so the task's padded input stays near kWideTaskInputFloats
+  int y_chunk;     // register tiles along y per parallel task; 0: sized at run time
+                   // so the task's padded input stays near kTaskInputFloats
+  int planes;      // groups per task (consecutive planes, for depthwise)
+  bool unroll_3x3 = false;      // unroll ky too for 3x3 (short reductions: depthwise)
+  bool channels_outer = false;  // sweep x inside each channel tile (1-D: long store runs)
 };
 
+// Padded input floats one task of the row-chunked paths aims for (256 KB,
+// a quarter of this machine's 1 MB L2), and the most rows it may cover: 16
+// rows (seed 3's 30-row images in two tasks) measured 1.4-1.7x faster than 8
+// and 1.2x faster than whole images on seed 3, and 1.2x faster than the old
+// 64-column x 8-row chunks on 64 -> 64 at 56x56 (JIT, same process, load 1).
+constexpr int kTaskInputFloats = 64 * 1024;
+constexpr int kTaskMaxRows = 16;
+
+// The 1-D path's task: 512 KB of padded input (8192 columns of seed 1's 16
+// channels). With the channel tiles outermost in the task, each tile writes
+// 6 long runs instead of 64 short ones: seed 1 (16 -> 64, 1x1, 1e6 columns)
+// went from 17 ms (512-column tasks, channels innermost) to 10.2 ms (JIT,
+// same process; 4096 columns: 11.3 ms, 32768: 10.3 ms).
+constexpr int kWideTaskInputFloats = 128 * 1024;
+
+inline Halide::Expr columns_chunk(const Tile& k, const ConvExtents& e) {
+  using namespace Halide;
+  return max(1, kWideTaskInputFloats / max(1, e.cin_g) / (k.vec * k.tx));
+}
+
+// Register tiles along y per task for a tile of `rows` rows when y_chunk is 0.
+inline Halide::Expr rows_chunk(const Tile& k, const ConvExtents& e) {
+  using namespace Halide;
+  Expr width = max(1, e.in_w) * max(1, e.cin_g);
+  Expr rows = clamp(kTaskInputFloats / width, k.ty, kTaskMaxRows);
+  return max(1, rows / k.ty);
+}
+
 // Loop nest of the output stage for one path. Inner to outer:
-//   xi yi ci | ct (channel tiles; conv computed here) | inner... | xm ym |
-//   t (parallel; the padded input is computed here) = fuse(xo, yo, g, outer...)
+//   xi yi ci | ct (channel tiles) | inner... | xm ym |
+//   gp (k.planes consecutive groups; the padded input is computed here) |
+//   t (parallel; one padded buffer per task) = fuse(xo, yo, g, outer...)
+// or, with k.channels_outer, the x tiles inside the channel tiles:
+//   xi yi ci | xm | ct | inner... | ym | gp | t
+// The loop just outside the register tile, where the conv is computed, is
+// named "ct" either way (schedule_conv_cpu refers to it by that name).
 // Tiles are whole (ShiftInwards: the last one overlaps its neighbour), so
 // the path's condition must guarantee W' >= vec*tx, H' >= ty, Cout_g >= tc.
 inline void tile_output(Halide::Stage s, const ConvVars& v, const std::vector<Halide::Var>& outer,
-                        const std::vector<Halide::Var>& inner, const Tile& k) {
+                        const std::vector<Halide::Var>& inner, const Tile& k, const ConvExtents& e) {
   using namespace Halide;
-  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), ci("ci"), xm("xm"), ym("ym"), ct("ct"), t("t");
+  const bool co = k.channels_outer;
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), ci("ci"), xm(co ? "ct" : "xm"), ym("ym"),
+      ct(co ? "xm" : "ct"), t("t"), gp("gp");
   const TailStrategy shift = TailStrategy::ShiftInwards;
+  Expr x_chunk = k.x_chunk > 0 ? Expr(k.x_chunk) : columns_chunk(k, e);
+  Expr y_chunk = k.y_chunk > 0 ? Expr(k.y_chunk) : rows_chunk(k, e);
   s.split(v.x, xo, xi, k.vec * k.tx, shift)
       .split(v.y, yo, yi, k.ty, shift)
       .split(v.c, ct, ci, k.tc, shift)
-      .split(xo, xo, xm, k.x_chunk, TailStrategy::GuardWithIf)
-      .split(yo, yo, ym, k.y_chunk, TailStrategy::GuardWithIf);
-  std::vector<VarOrRVar> order{xi, yi, ci, ct};
+      .split(xo, xo, xm, x_chunk, TailStrategy::GuardWithIf)
+      .split(yo, yo, ym, y_chunk, TailStrategy::GuardWithIf)
+      .split(v.g, v.g, gp, k.planes, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order{xi, yi, ci};
+  if (co) {
+    order.push_back(xm);
+    order.push_back(ct);
+  } else {
+    order.push_back(ct);
+  }
   for (const Var& o : inner) order.push_back(o);
-  for (const Var& o : {xm, ym, xo, yo, v.g}) order.push_back(o);
+  if (!co) order.push_back(xm);
+  for (const Var& o : {ym, gp, xo, yo, v.g}) order.push_back(o);
   for (const Var& o : outer) order.push_back(o);
   s.reorder(order);
   s.fuse(xo, yo, t).fuse(t, v.g, t);
@@ -149,24 +200,25 @@ inline void tile_accumulators(Halide::Stage s, const ConvVars& v, const Tile& k,
 inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_init,
                           Halide::Stage conv_update, const std::vector<Halide::Var>& outer,
                           const std::vector<Halide::Var>& inner, const Tile& k,
-                          const Halide::Expr& stride_x) {
-  tile_output(out, f.v, outer, inner, k);
+                          const ConvExtents& e) {
+  tile_output(out, f.v, outer, inner, k, e);
   tile_accumulators(conv_init, f.v, k, nullptr);
   tile_accumulators(conv_update, f.v, k, &f.r);
   if (k.vec > 1) {
     // Unit stride and dilation: dense vector loads at constant offsets.
-    // With many input channels the channel loop goes innermost (a long loop
-    // of pointer bumps); otherwise kx stays innermost, unrolled for 3 taps
-    // (and ky too for 3x3 kernels).
-    // Stride 2 loads two vectors and shuffles; other strides gather.
+    // 1x1 kernels drop the kx/ky loops; 3-tap rows unroll kx (unrolling ky
+    // too, or putting the channel loop innermost, spilled registers and ran
+    // 1.1-1.3x slower on the seed shapes). Stride 2 loads two vectors and
+    // shuffles; other strides gather.
     const ConvGeometry& g = f.geo;
-    const Halide::RDom& r = f.r;
-    Halide::Expr unit = stride_x == 1 && g.dilation_x == 1;
-    conv_update.specialize(unit && g.cin_g >= 8).reorder(r[2], r[0], r[1]);
-    conv_update.specialize(unit && g.kernel_w == 3 && g.kernel_h == 3).unroll(r[0]).unroll(r[1]);
-    conv_update.specialize(unit && g.kernel_w == 3).unroll(r[0]);
+    Halide::Expr unit = e.stride_x == 1 && g.dilation_x == 1;
+    conv_update.specialize(unit && g.kernel_w == 1 && g.kernel_h == 1);
+    if (k.unroll_3x3) {
+      conv_update.specialize(unit && g.kernel_w == 3 && g.kernel_h == 3).unroll(f.r[0]).unroll(f.r[1]);
+    }
+    conv_update.specialize(unit && g.kernel_w == 3).unroll(f.r[0]);
     conv_update.specialize(unit);
-    conv_update.specialize(stride_x == 2);
+    conv_update.specialize(e.stride_x == 2);
   }
 }
 
@@ -177,9 +229,11 @@ inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_in
 // that should instead run inside each task, next to the channel tiles
 // (broadcast_input_conv's bank b: its input tile is then shared by all banks).
 inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<Halide::Var>& outer,
-                              const ConvExtents& e, const Halide::Target& target,
+                              const ConvExtents& extents, const Halide::Target& target,
                               const std::vector<Halide::Var>& inner = {}) {
   using namespace Halide;
+  ConvExtents e = extents;
+  if (!e.in_w.defined()) e.in_w = f.geo.in_w;
   using detail::Tile;
   const CpuRegisters regs = cpu_registers(target);
   const int vec = regs.vec;
@@ -205,14 +259,25 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   // AVX-512: no clear gain at 56 columns, 18% slower at 42, 3x slower at
   // 22 and 30 (those fall to the narrow path).
   const int rows = big ? 4 : 2;
-  const Tile depthwise{vec, 2, 4, 1, 8, 16};
-  const Tile wide{vec, rows, 1, channels_per_tile(regs, rows), 8, 1};
-  const Tile dense{vec, 1, rows, channels_per_tile(regs, rows), 4, 2};
-  const Tile narrow{vec, 1, rows, 4, 4, 2};
-  const Tile single{vec, 1, 1, 1, 4, 8};
-  const Tile scalar{1, 1, 1, 1, 16, 8};
+  const int whole_row = 1 << 20;  // x_chunk: a task covers whole output rows
+  const Tile depthwise{vec, 2, 4, 1, 8, 16, 8, true};
+  Tile wide{vec, rows, 1, channels_per_tile(regs, rows), 0, 1, 1};
+  wide.channels_outer = true;
+  const Tile dense{vec, 1, rows, channels_per_tile(regs, rows), whole_row, 0, 1};
+  const Tile narrow{vec, 1, rows, 4, whole_row, 0, 1};
+  const Tile single{vec, 1, 1, 1, whole_row, 0, 1};
+  const Tile scalar{1, 1, 1, 1, whole_row, 0, 1};
+  // Depthwise is memory bound and short (9 taps): the common 3x3 "same"
+  // geometry gets its own copy with the padding known, which lets the
+  // simplifier fold the boundary and offset arithmetic (3.5 -> 2.5 ms on
+  // W4 depthwise, JIT).
+  const ConvGeometry& geo = f.geo;
+  Expr depthwise_when = e.cin_g == 1 && e.cout_g == 1 && fits(depthwise);
+  Expr same_3x3 = geo.kernel_w == 3 && geo.kernel_h == 3 && e.stride_x == 1 && geo.stride_y == 1 &&
+                  geo.dilation_x == 1 && geo.dilation_y == 1 && geo.pad_x == 1 && geo.pad_y == 1;
   std::vector<Path> paths = {
-      {e.cin_g == 1 && e.cout_g == 1 && fits(depthwise), depthwise},
+      {depthwise_when && same_3x3, depthwise},
+      {depthwise_when, depthwise},
       {e.out_h == 1 && fits(wide), wide},
       {fits(dense), dense},
       {fits(narrow), narrow},
@@ -222,12 +287,13 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   Stage conv_update = f.conv.update();
   for (const Path& p : paths) {
     detail::schedule_path(f, out.specialize(p.when), f.conv.specialize(p.when),
-                          conv_update.specialize(p.when), task_outer, inner, p.tile, e.stride_x);
+                          conv_update.specialize(p.when), task_outer, inner, p.tile, e);
   }
-  detail::schedule_path(f, out, f.conv, conv_update, task_outer, inner, scalar, e.stride_x);
+  detail::schedule_path(f, out, f.conv, conv_update, task_outer, inner, scalar, e);
 
   f.conv.compute_at(out, Var("ct"));
-  f.padded.compute_at(out, Var("t")).vectorize(f.v.x, vec);
+  // One padded buffer per task, refilled (and folded) for each of its groups.
+  f.padded.store_at(out, Var("t")).compute_at(out, Var("gp")).vectorize(f.v.x, vec);
 }
 
 }  // namespace batchconv_gen
