@@ -5,53 +5,37 @@
 // keeps a register tile of accumulators: tx vectors along x, ty rows along y
 // and tc output channels of one group. The reduction over (ci, ky, kx) runs
 // inside the tile; each step loads tx*ty input vectors, broadcasts tc weights
-// and issues tx*ty*tc FMAs. The zero-padded input of one tile (all channels
-// of its group, halo included) is copied once into a small buffer, so the
-// inner loop has no boundary selects; that copy costs 1/(KW*Cout_g) of the
-// FMAs for a dense conv.
+// and issues tx*ty*tc FMAs. The zero-padded input of one task (all channels
+// of its group, halo included) is copied once into a buffer sized to stay in
+// L2, so the inner loop has no boundary selects.
 //
 // Paths, chosen at run time by specialize() in this order:
 //   depthwise  Cin_g == 1 && Cout_g == 1: memory bound, a 2x4-vector tile of
-//              one channel, a whole 64-row plane block per task.
+//              one channel, 8 planes per task (one folded plane buffer),
+//              3x3 fully unrolled; 3x3 stride-1 pad-1 has its own copy.
 //   wide 1-D   H' == 1 (conv1d, e.g. seed 1's 1x1 over 1e6 positions):
-//              4 vectors x 1 row x tc channels, 8 tiles per task.
-//   dense 2-D  Cout_g >= tc: the compute-bound path, 1 vector x 4 rows x tc.
+//              4 vectors x 1 row x tc channels; a task is a 512 KB column
+//              chunk with the channel tiles outermost (long store runs).
+//   dense 2-D  Cout_g >= tc: the compute-bound path, 1 vector x 4 rows x tc;
+//              a task is whole output rows, up to 16 of them, L2-sized.
 //   narrow     Cout_g >= 4 (ResNeXt-style groups): tc = 4.
 //   single     one vector, one row, one channel (Cout_g < 4, multipliers).
 //   scalar     outputs narrower than one vector.
-// Inside each path the reduction is specialised again: unit stride and
-// dilation with Cin_g >= 8 puts the channel loop innermost; 3-tap rows (and
-// 3x3 windows) are unrolled; stride 2 uses two loads and a shuffle.
+// Inside each path the reduction is specialised again: 1x1 kernels lose the
+// kx/ky loops, 3-tap rows unroll kx (depthwise unrolls 3x3), stride 2 uses
+// two loads and a shuffle, other strides gather.
 //
 // Register budget (why the tiles fit): px pixel vectors x tc channels of
 // accumulators, plus px input vectors and one broadcast, must fit the
 // register file: px*tc + px + 1 <= 32 on AVX-512 (px = 4, tc = 6: 24
 // accumulators, 29 registers), <= 16 on AVX2 (px = 2, tc = 6: 12, 15).
-// A task's padded input (Cin_g channels x (4*2 + KH - 1) rows x (4 * 16 +
-// KW - 1) columns: 170 KB for 64 channels, 3x3) stays in L2 (1 MB per core);
-// the 6 x Cin_g x KH x KW weights of a channel tile (14 KB) in L1.
 //
-// Achieved (AVX-512 variant, AMD EPYC Zen 5, 2 threads, wall clock at
-// machine load ~2, batchconv-bench medians beside oneDNN 2.6 in the same run;
-// peak 437 GFLOP/s, copy 52-65 GB/s; GFLOP/s counts 2 per multiply-add):
-//   B = 1, N = 128, 64 -> 64, 56x56, 3x3 pad 1: 140 ms, 212 GFLOP/s = 48% of
-//     peak, 1.29x oneDNN NCHW (target 80%: missed; the inner loop spends ~1
-//     address uop per load because LLVM vectorises the four row offsets, and
-//     56 columns = 3.5 vectors waste 12.5% of each row tile).
-//   MAML B = 32, N = 80, 64 -> 64, 42x42: 225 GFLOP/s (48%), 1.03x oneDNN.
-//   seed 3, B = 100, N = 50, 3 -> 64, 3x3, 32x32: 103 GFLOP/s (23%), 0.48x
-//     oneDNN's loop of NCHW convs (213): only 27 taps per output, so the
-//     per-tile bias/store/copy overhead is not amortised. Missed.
-//   seed 2, 3 -> 64, 7x7, 28x28 (B = 16 or 1): 100 GFLOP/s (22%), 2.7x oneDNN
-//     grouped trick, 1.4x oneDNN NCHW at B = 1.
-//   ResNeXt 3x3, groups 32 (4 -> 4), N = 8, 56x56: 5.0 ms, 46 GFLOP/s, 3.2x
-//     oneDNN NCHW.
-//   depthwise 3x3, N = 8, C = 256, 56x56: 5.5 ms, 5.8x oneDNN NCHW but 6.7x
-//     its bandwidth floor (0.83 ms; target 1.3x: missed).
-//   seed 1, 1x1 16 -> 64 over 1e6 positions: 21-31 ms, 0.73x oneDNN dense,
-//     4-6x the floor (4.9 ms; target 1.5x: missed), 2.2x faster than
-//     repeat + grouped conv with no extra memory.
-// (Single-thread figures under load ~12 were about half of these.)
+// What bounds it (measured figures: README and benchmarks/
+// results-seed-workloads.md): 56-column rows are 3.5 vectors, so the dense
+// path computes 64 columns for 56 (87.5% useful) and 22-column outputs
+// (seed 2's 7x7) 32 for 22; the memory-bound paths store through the cache
+// (Halide 14 has no streaming stores), so each output line is also read
+// once, about 1.5x the bytes the bandwidth floor counts.
 #pragma once
 
 #include <vector>
