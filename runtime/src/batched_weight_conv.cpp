@@ -11,14 +11,13 @@ namespace {
 
 constexpr const char* kOp = "batched_weight_conv";
 
-// Slices with at least this many output elements run one by one through the
-// grouped_conv kernel (the same algorithm, parallel inside each slice): on the
-// seed shapes the 6-D batched schedule is slower there (seed 3: 337 ms against
-// 203 ms for the per-slice loop; B = 1: 149 against 136 ms, benchmarks/
-// results-seed-workloads.md), while it wins for many small slices (seed 2,
-// G = 128: 12.3 against 12.5 ms). B = 1 always takes the grouped kernel, so it
-// costs exactly a plain conv.
-constexpr int64_t kSliceOutputsForLoop = int64_t(1) << 16;
+// B = 1 runs the grouped_conv kernel on the one slice, so it costs exactly a
+// plain conv. Every B > 1 runs the batched kernel (b is one more parallel
+// loop of the same schedule). Until 2026-11-30 large slices ran one by one
+// through grouped_conv because the batched schedule was slower there; since
+// tasks cover whole row chunks the two measure the same (seed 3: 141 against
+// 138 ms, MAML with B = 8: 300 against 298-305 ms, seed 2 with G = 2: 7.8
+// against 7.8-8.5 ms; batchconv-bench, same machine, back to back).
 
 // Slice b of a tensor with a leading B dimension.
 TensorView slice(const TensorView& t, int64_t b) {
@@ -59,27 +58,24 @@ void batched_weight_conv(const TensorView& x_in, const TensorView& w_in, const T
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}, {p.batch, sb}});
   HalideView hy(kOp, "y", y.data, activation_dims(y, 1, p.spatial, p.cout_g, p.groups));
   // The views above also check the whole batch against 32-bit indexing.
-  int64_t slice_outputs = p.n * p.cout;
-  for (int64_t o : p.out) slice_outputs *= o;
-  if (p.batch == 1 || slice_outputs >= kSliceOutputsForLoop) {
-    for (int64_t b = 0; b < p.batch; b++) {
-      const TensorView xb = slice(x, b), wb = slice(w, b), yb = slice(y, b);
-      HalideView sx(kOp, "x", xb.data, activation_dims(xb, 0, p.spatial, p.cin_g, p.groups));
-      HalideView sw(kOp, "w", wb.data, weight_dims(wb, 0, p.spatial, p.cout_g, p.groups));
-      const TensorView* bb = bias;
-      TensorView bias_b;
-      if (bias) {
-        bias_b = slice(*bias, b);
-        bb = &bias_b;
-      }
-      HalideView sbias = bias_view(kOp, bb, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
-      HalideView sy(kOp, "y", yb.data, activation_dims(yb, 0, p.spatial, p.cout_g, p.groups));
-      call_kernel(kOp, [&] {
-        return batchconv_grouped_conv(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y,
-                                      p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
-                                      sy.get());
-      });
+  if (p.batch == 1) {
+    const int64_t b = 0;
+    const TensorView xb = slice(x, b), wb = slice(w, b), yb = slice(y, b);
+    HalideView sx(kOp, "x", xb.data, activation_dims(xb, 0, p.spatial, p.cin_g, p.groups));
+    HalideView sw(kOp, "w", wb.data, weight_dims(wb, 0, p.spatial, p.cout_g, p.groups));
+    const TensorView* bb = bias;
+    TensorView bias_b;
+    if (bias) {
+      bias_b = slice(*bias, b);
+      bb = &bias_b;
     }
+    HalideView sbias = bias_view(kOp, bb, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
+    HalideView sy(kOp, "y", yb.data, activation_dims(yb, 0, p.spatial, p.cout_g, p.groups));
+    call_kernel(kOp, [&] {
+      return batchconv_grouped_conv(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y,
+                                    p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
+                                    sy.get());
+    });
     scatter(yp, y_in);
     return;
   }
