@@ -49,7 +49,8 @@ namespace batchconv_gen {
 struct ConvExtents {
   Halide::Expr out_w, out_h, cin_g, cout_g;
   Halide::Expr stride_x;
-  Halide::Expr in_w;  // input width (sizes a task's row chunk); undefined: f.geo.in_w
+  // Size a task's chunk; undefined: taken from f.geo.
+  Halide::Expr in_w, kernel_w, kernel_h;
 };
 
 // Register facts of the target.
@@ -82,12 +83,14 @@ struct Tile {
   int vec;         // floats per vector (1: scalar code)
   int tx, ty, tc;  // vectors along x, rows along y, output channels
   int x_chunk;     // register tiles along x per parallel task; 0: sized at run time
-                   // so the task's padded input stays near kWideTaskInputFloats
+                   // so the task's padded input stays near kTaskInputFloats
+                   // (kWideTaskInputFloats for one_d)
   int y_chunk;     // register tiles along y per parallel task; 0: sized at run time
                    // so the task's padded input stays near kTaskInputFloats
   int planes;      // groups per task (consecutive planes, for depthwise)
   bool unroll_3x3 = false;      // unroll ky too for 3x3 (short reductions: depthwise)
   bool channels_outer = false;  // sweep x inside each channel tile (1-D: long store runs)
+  bool one_d = false;           // the 1-D path (H' == 1): column chunks of its own budget
 };
 
 // Padded input floats one task of the row-chunked paths aims for (256 KB,
@@ -105,15 +108,21 @@ constexpr int kTaskMaxRows = 16;
 // same process; 4096 columns: 11.3 ms, 32768: 10.3 ms).
 constexpr int kWideTaskInputFloats = 128 * 1024;
 
+// Register tiles along x per task when x_chunk is 0. The 2-D paths take
+// whole rows when Cin_g x (ty + KH - 1) rows of them fit the budget (every
+// seed shape), else as many columns as fit (wide images with many channels:
+// 512 channels at 1024 columns get 16-column chunks, 221 KB, not 12.6 MB).
 inline Halide::Expr columns_chunk(const Tile& k, const ConvExtents& e) {
   using namespace Halide;
-  return max(1, kWideTaskInputFloats / max(1, e.cin_g) / (k.vec * k.tx));
+  Expr floats = k.one_d ? Expr(kWideTaskInputFloats) : Expr(kTaskInputFloats);
+  Expr rows = k.one_d ? Expr(1) : k.ty + max(0, e.kernel_h - 1);
+  return max(1, floats / max(1, e.cin_g * rows) / (k.vec * k.tx));
 }
 
 // Register tiles along y per task for a tile of `rows` rows when y_chunk is 0.
-inline Halide::Expr rows_chunk(const Tile& k, const ConvExtents& e) {
+inline Halide::Expr rows_chunk(const Tile& k, const ConvExtents& e, const Halide::Expr& x_chunk) {
   using namespace Halide;
-  Expr width = max(1, e.in_w) * max(1, e.cin_g);
+  Expr width = min(max(1, e.in_w), x_chunk * (k.vec * k.tx) + max(0, e.kernel_w - 1)) * max(1, e.cin_g);
   Expr rows = clamp(kTaskInputFloats / width, k.ty, kTaskMaxRows);
   return max(1, rows / k.ty);
 }
@@ -136,7 +145,7 @@ inline void tile_output(Halide::Stage s, const ConvVars& v, const std::vector<Ha
       ct(co ? "xm" : "ct"), t("t"), gp("gp");
   const TailStrategy shift = TailStrategy::ShiftInwards;
   Expr x_chunk = k.x_chunk > 0 ? Expr(k.x_chunk) : columns_chunk(k, e);
-  Expr y_chunk = k.y_chunk > 0 ? Expr(k.y_chunk) : rows_chunk(k, e);
+  Expr y_chunk = k.y_chunk > 0 ? Expr(k.y_chunk) : rows_chunk(k, e, x_chunk);
   s.split(v.x, xo, xi, k.vec * k.tx, shift)
       .split(v.y, yo, yi, k.ty, shift)
       .split(v.c, ct, ci, k.tc, shift)
@@ -218,6 +227,8 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   using namespace Halide;
   ConvExtents e = extents;
   if (!e.in_w.defined()) e.in_w = f.geo.in_w;
+  if (!e.kernel_w.defined()) e.kernel_w = f.geo.kernel_w;
+  if (!e.kernel_h.defined()) e.kernel_h = f.geo.kernel_h;
   using detail::Tile;
   const CpuRegisters regs = cpu_registers(target);
   const int vec = regs.vec;
@@ -243,14 +254,14 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   // AVX-512: no clear gain at 56 columns, 18% slower at 42, 3x slower at
   // 22 and 30 (those fall to the narrow path).
   const int rows = big ? 4 : 2;
-  const int whole_row = 1 << 20;  // x_chunk: a task covers whole output rows
   const Tile depthwise{vec, 2, 4, 1, 8, 16, 8, true};
   Tile wide{vec, rows, 1, channels_per_tile(regs, rows), 0, 1, 1};
   wide.channels_outer = true;
-  const Tile dense{vec, 1, rows, channels_per_tile(regs, rows), whole_row, 0, 1};
-  const Tile narrow{vec, 1, rows, 4, whole_row, 0, 1};
-  const Tile single{vec, 1, 1, 1, whole_row, 0, 1};
-  const Tile scalar{1, 1, 1, 1, whole_row, 0, 1};
+  wide.one_d = true;
+  const Tile dense{vec, 1, rows, channels_per_tile(regs, rows), 0, 0, 1};
+  const Tile narrow{vec, 1, rows, 4, 0, 0, 1};
+  const Tile single{vec, 1, 1, 1, 0, 0, 1};
+  const Tile scalar{1, 1, 1, 1, 0, 0, 1};
   // Depthwise is memory bound and short (9 taps): the common 3x3 "same"
   // geometry gets its own copy with the padding known, which lets the
   // simplifier fold the boundary and offset arithmetic (3.5 -> 2.5 ms on

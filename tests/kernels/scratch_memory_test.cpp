@@ -1,0 +1,98 @@
+// The kernels' scratch memory stays bounded: each parallel task copies a
+// padded input chunk sized to L2 (conv_schedule_cpu.h), so the heap used by a
+// call beyond its inputs and output is a few hundred KB per thread whatever
+// the image width, channel count or N. Measured with the bench's counting
+// malloc (tools/batchconv-bench/alloc_counter.h), which sees halide_malloc.
+// A schedule that sized a task by whole rows of a wide, many-channel image
+// (19 MB per task for the first case) fails here.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "batchconv/batchconv.h"
+
+namespace {
+
+using batchconv::TensorView;
+
+std::vector<float> random_data(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(rng);
+  return v;
+}
+
+size_t count(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t s : shape) n *= size_t(s);
+  return n;
+}
+
+// Peak heap bytes above the live bytes before the call, for the second call
+// (the first creates the thread pool and other one-time state).
+template <typename F>
+int64_t extra_bytes(F call) {
+  call();
+  bcbench::mem::trim();
+  const int64_t before = bcbench::mem::live_bytes();
+  bcbench::mem::reset_peak();
+  call();
+  return bcbench::mem::peak_bytes() - before;
+}
+
+// Per-thread allowance: a 256 KB (2-D) or 512 KB (1-D) padded chunk, the
+// accumulator tile and Halide's bookkeeping.
+int64_t allowance() { return int64_t(batchconv::num_threads()) * (1 << 20) + (256 << 10); }
+
+TEST(ScratchMemory, CountingMallocIsActive) { ASSERT_TRUE(bcbench::mem::counting_active()); }
+
+TEST(ScratchMemory, WideManyChannelImage) {
+  // 256 -> 64 channels, 3x3 pad 1, 12 x 1024: one row of its padded input is 1 MB.
+  std::vector<int64_t> xs{1, 256, 12, 1024}, ws{64, 256, 3, 3};
+  auto x = random_data(count(xs), 1), w = random_data(count(ws), 2);
+  const batchconv::ConvDesc d = batchconv::ConvDesc::with_padding(1);
+  TensorView xv(x.data(), xs), wv(w.data(), ws);
+  auto ys = batchconv::grouped_conv_output_shape(xv, wv, d);
+  std::vector<float> y(count(ys));
+  const int64_t extra = extra_bytes([&] { batchconv::grouped_conv(xv, wv, nullptr, TensorView(y.data(), ys), d); });
+  EXPECT_LE(extra, allowance()) << "scratch of a 256-channel, 1024-wide conv";
+}
+
+TEST(ScratchMemory, DepthwiseLargePlanes) {
+  std::vector<int64_t> xs{2, 32, 256, 256}, ws{32, 1, 3, 3};
+  auto x = random_data(count(xs), 3), w = random_data(count(ws), 4);
+  batchconv::ConvDesc d = batchconv::ConvDesc::with_padding(1);
+  d.groups = 32;
+  TensorView xv(x.data(), xs), wv(w.data(), ws);
+  auto ys = batchconv::grouped_conv_output_shape(xv, wv, d);
+  std::vector<float> y(count(ys));
+  const int64_t extra = extra_bytes([&] { batchconv::grouped_conv(xv, wv, nullptr, TensorView(y.data(), ys), d); });
+  EXPECT_LE(extra, allowance()) << "scratch of a depthwise conv on 256x256 planes";
+}
+
+TEST(ScratchMemory, BroadcastConv1dIndependentOfN) {
+  // Seed 1's shape at two lengths: the scratch must not grow with N.
+  int64_t extra_at[2];
+  const int64_t lengths[2] = {100000, 400000};
+  for (int i = 0; i < 2; i++) {
+    std::vector<int64_t> xs{1, 16, lengths[i]}, ws{4, 16, 16, 1};
+    auto x = random_data(count(xs), 5), w = random_data(count(ws), 6);
+    const batchconv::ConvDesc d;
+    TensorView xv(x.data(), xs), wv(w.data(), ws);
+    auto ys = batchconv::broadcast_input_conv_output_shape(xv, wv, d, batchconv::BroadcastLayout::Concatenated);
+    std::vector<float> y(count(ys));
+    extra_at[i] = extra_bytes([&] {
+      batchconv::broadcast_input_conv(xv, wv, nullptr, TensorView(y.data(), ys), d,
+                                      batchconv::BroadcastLayout::Concatenated);
+    });
+    EXPECT_LE(extra_at[i], allowance()) << "N = " << lengths[i];
+  }
+  EXPECT_LE(extra_at[1], extra_at[0] + (64 << 10)) << "scratch grew with N: " << extra_at[0] << " -> "
+                                                  << extra_at[1] << " bytes";
+}
+
+}  // namespace
