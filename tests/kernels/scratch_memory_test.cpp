@@ -7,6 +7,8 @@
 // (19 MB per task for the first case) fails here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -44,6 +46,33 @@ int64_t extra_bytes(F call) {
   return bcbench::mem::peak_bytes() - before;
 }
 
+// Sampled check of a 2-D grouped conv (stride 1, dilation 1, symmetric pad):
+// 3000 random outputs recomputed in double, max |y - ref| / max(1, |ref|).
+double sampled_error_2d(const std::vector<float>& x, const std::vector<int64_t>& xs,
+                        const std::vector<float>& w, const std::vector<int64_t>& ws, int groups,
+                        int pad, const std::vector<float>& y, const std::vector<int64_t>& ys) {
+  std::mt19937 rng(7);
+  const int64_t cin_g = ws[1], cout_g = ws[0] / groups, kh = ws[2], kw = ws[3];
+  double worst = 0, scale = 1;
+  for (int s = 0; s < 3000; s++) {
+    const int64_t n = rng() % ys[0], co = rng() % ys[1], oy = rng() % ys[2], ox = rng() % ys[3];
+    const int64_t g = co / cout_g;
+    double acc = 0;
+    for (int64_t ci = 0; ci < cin_g; ci++)
+      for (int64_t ky = 0; ky < kh; ky++)
+        for (int64_t kx = 0; kx < kw; kx++) {
+          const int64_t iy = oy + ky - pad, ix = ox + kx - pad;
+          if (iy < 0 || ix < 0 || iy >= xs[2] || ix >= xs[3]) continue;
+          acc += double(x[((n * xs[1] + g * cin_g + ci) * xs[2] + iy) * xs[3] + ix]) *
+                 w[((co * cin_g + ci) * kh + ky) * kw + kx];
+        }
+    const double got = y[((n * ys[1] + co) * ys[2] + oy) * ys[3] + ox];
+    worst = std::max(worst, std::abs(got - acc));
+    scale = std::max(scale, std::abs(acc));
+  }
+  return worst / scale;
+}
+
 // Per-thread allowance: a 256 KB (2-D) or 512 KB (1-D) padded chunk, the
 // accumulator tile and Halide's bookkeeping.
 int64_t allowance() { return int64_t(batchconv::num_threads()) * (1 << 20) + (256 << 10); }
@@ -60,6 +89,8 @@ TEST(ScratchMemory, WideManyChannelImage) {
   std::vector<float> y(count(ys));
   const int64_t extra = extra_bytes([&] { batchconv::grouped_conv(xv, wv, nullptr, TensorView(y.data(), ys), d); });
   EXPECT_LE(extra, allowance()) << "scratch of a 256-channel, 1024-wide conv";
+  // Column-chunked tasks (16 columns here) give the same numbers.
+  EXPECT_LT(sampled_error_2d(x, xs, w, ws, 1, 1, y, ys), 1e-5);
 }
 
 TEST(ScratchMemory, DepthwiseLargePlanes) {
@@ -72,6 +103,7 @@ TEST(ScratchMemory, DepthwiseLargePlanes) {
   std::vector<float> y(count(ys));
   const int64_t extra = extra_bytes([&] { batchconv::grouped_conv(xv, wv, nullptr, TensorView(y.data(), ys), d); });
   EXPECT_LE(extra, allowance()) << "scratch of a depthwise conv on 256x256 planes";
+  EXPECT_LT(sampled_error_2d(x, xs, w, ws, 32, 1, y, ys), 1e-5);
 }
 
 TEST(ScratchMemory, BroadcastConv1dIndependentOfN) {
