@@ -23,18 +23,23 @@ class BatchedWeightConv : public Halide::Generator<BatchedWeightConv> {
   Input<int32_t> pad_y{"pad_y"};  // padding before the first row
   Input<bool> relu{"relu"};
   // (w', h', co, g, n, b): y of shape (B, N, G*Cout_g, H', W')
+  // The channels-in-vector form (define_conv_cv, conv_schedule_cpu_cv.h),
+  // built as the library batchconv_batched_weight_conv_cv; CPU targets only.
+  GeneratorParam<bool> channels_in_vector{"channels_in_vector", false};
   Output<Buffer<float>> y{"y", 6};
 
   void generate() {
     bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
     ConvGeometry geo = conv_geometry(x, w, stride_x, stride_y, dilation_x, dilation_y, pad_x, pad_y);
-    f_ = define_conv(x, w, bias, geo, relu);
+    f_ = channels_in_vector ? define_conv_cv(x, w, bias, geo, relu) : define_conv(x, w, bias, geo, relu);
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b);
   }
 
   void schedule() {
     if (auto_schedule) {
       schedule_auto();
+    } else if (channels_in_vector) {
+      schedule_conv_cpu_cv(y, f_, {f_.v.n, f_.v.b}, get_target());
     } else if (get_target().has_gpu_feature()) {
       schedule_conv_cuda(y, f_, {f_.v.n, f_.v.b});
     } else {

@@ -45,6 +45,10 @@ struct ConvFuncs {
   Halide::Func output{"output"};  // conv, optionally through ReLU
   Halide::RDom r;                 // (kx, ky, ci)
   ConvGeometry geo;               // the geometry it was built with
+  // Channels-in-vector form only (define_conv_cv): conv and block are
+  // indexed (co, x, y, g, n, b), so their storage has the channel innermost.
+  Halide::Func weight_packed{"weight_packed"};  // (co, kx, ky, ci, g, b)
+  Halide::Func block{"block"};                  // conv, stored per task, read transposed
 };
 
 // Builds y = act(bias + sum_{kx,ky,ci} x_pad(x*sx + kx*dx - px, y*sy + ky*dy - py, ci) * w(kx, ky, ci, co))
@@ -74,6 +78,34 @@ inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Fu
   f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
 
   Expr acc = f.conv(x, y, c, g, n, b);
+  f.output(x, y, c, g, n, b) = select(relu, max(acc, 0.0f), acc);
+  return f;
+}
+
+// The same convolution with the output channel as the innermost index of
+// the accumulators, for schedules that vectorise over output channels: each
+// reduction step loads a vector of packed weights (Cout_g contiguous) and
+// broadcasts one input value, so any output width, stride or dilation fills
+// the vectors. The output (x, y, c, ...) reads `block` transposed. Channel
+// tiles must not run past Cout_g (no clamp here: schedules use ShiftInwards).
+inline ConvFuncs define_conv_cv(Halide::Func input, Halide::Func weight, Halide::Func bias,
+                                const ConvGeometry& geo, Halide::Expr relu) {
+  using namespace Halide;
+  ConvFuncs f;
+  f.geo = geo;
+  const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
+  Func bounded = BoundaryConditions::constant_exterior(input, 0.0f, {{0, geo.in_w}, {0, geo.in_h}});
+  f.padded(x, y, c, g, n, b) = bounded(x, y, c, g, n, b);
+  Var kx("kx"), ky("ky"), ci("ci");
+  f.weight_packed(c, kx, ky, ci, g, b) = weight(kx, ky, ci, c, g, b);
+  f.r = RDom(0, geo.kernel_w, 0, geo.kernel_h, 0, geo.cin_g, "r");
+  const RDom& r = f.r;
+  Expr ix = x * geo.stride_x + r.x * geo.dilation_x - geo.pad_x;
+  Expr iy = y * geo.stride_y + r.y * geo.dilation_y - geo.pad_y;
+  f.conv(c, x, y, g, n, b) = bias(c, g, b);
+  f.conv(c, x, y, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * f.weight_packed(c, r.x, r.y, r.z, g, b);
+  f.block(c, x, y, g, n, b) = f.conv(c, x, y, g, n, b);
+  Expr acc = f.block(c, x, y, g, n, b);
   f.output(x, y, c, g, n, b) = select(relu, max(acc, 0.0f), acc);
   return f;
 }

@@ -8,6 +8,7 @@
 #include "Halide.h"
 #include "conv_algorithm.h"
 #include "conv_schedule_cpu.h"
+#include "conv_schedule_cpu_cv.h"
 #include "conv_schedule_cuda.h"
 
 namespace batchconv_gen {

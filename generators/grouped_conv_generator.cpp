@@ -23,6 +23,9 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
   Input<int32_t> pad_y{"pad_y"};  // padding before the first row
   Input<bool> relu{"relu"};
   // (w', h', co, g, n): y of shape (N, G*Cout_g, H', W')
+  // The channels-in-vector form (define_conv_cv, conv_schedule_cpu_cv.h),
+  // built as the library batchconv_grouped_conv_cv; CPU targets only.
+  GeneratorParam<bool> channels_in_vector{"channels_in_vector", false};
   Output<Buffer<float>> y{"y", 5};
 
   void generate() {
@@ -34,13 +37,15 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
     x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
     w6(kx, ky, ci, co, g, b) = w(kx, ky, ci, co, g);
     b3(co, g, b) = bias(co, g);
-    f_ = define_conv(x6, w6, b3, geo, relu);
+    f_ = channels_in_vector ? define_conv_cv(x6, w6, b3, geo, relu) : define_conv(x6, w6, b3, geo, relu);
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, 0);
   }
 
   void schedule() {
     if (auto_schedule) {
       schedule_auto();
+    } else if (channels_in_vector) {
+      schedule_conv_cpu_cv(y, f_, {f_.v.n}, get_target());
     } else if (get_target().has_gpu_feature()) {
       schedule_conv_cuda(y, f_, {f_.v.n});
     } else {

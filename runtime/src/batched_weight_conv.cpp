@@ -1,6 +1,9 @@
 // batched_weight_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_batched_weight_conv.h"
+#include "batchconv_batched_weight_conv_cv.h"
 #include "batchconv_grouped_conv.h"
+#include "batchconv_grouped_conv_cv.h"
+#include "conv_path.h"
 #include "conv_plan.h"
 #include "contiguous.h"
 #include "validate.h"
@@ -71,19 +74,20 @@ void batched_weight_conv(const TensorView& x_in, const TensorView& w_in, const T
     }
     HalideView sbias = bias_view(kOp, bb, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
     HalideView sy(kOp, "y", yb.data, activation_dims(yb, 0, p.spatial, p.cout_g, p.groups));
+    const auto kernel = use_channels_in_vector(p) ? batchconv_grouped_conv_cv : batchconv_grouped_conv;
     call_kernel(kOp, [&] {
-      return batchconv_grouped_conv(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y,
-                                    p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
-                                    sy.get());
+      return kernel(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y, p.dilation_x,
+                    p.dilation_y, p.pad_x, p.pad_y, p.relu, sy.get());
     });
     scatter(yp, y_in);
     return;
   }
 
+  const auto kernel = use_channels_in_vector(p) ? batchconv_batched_weight_conv_cv
+                                                 : batchconv_batched_weight_conv;
   call_kernel(kOp, [&] {
-    return batchconv_batched_weight_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
-                                         p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
-                                         hy.get());
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+                  p.pad_x, p.pad_y, p.relu, hy.get());
   });
   scatter(yp, y_in);
 }

@@ -1,5 +1,7 @@
 // grouped_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_grouped_conv.h"
+#include "batchconv_grouped_conv_cv.h"
+#include "conv_path.h"
 #include "conv_plan.h"
 #include "contiguous.h"
 #include "validate.h"
@@ -42,9 +44,10 @@ void grouped_conv(const TensorView& x_in, const TensorView& w_in, const TensorVi
                              {p.groups, p.cout_g * (bias ? bias->stride(0) : 0)}};
   HalideView hb = bias_view(kOp, bias, bias_dims);
   HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
+  const auto kernel = use_channels_in_vector(p) ? batchconv_grouped_conv_cv : batchconv_grouped_conv;
   call_kernel(kOp, [&] {
-    return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
-                                  p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu, hy.get());
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+                  p.pad_x, p.pad_y, p.relu, hy.get());
   });
   scatter(yp, y_in);
 }
