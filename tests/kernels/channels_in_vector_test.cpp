@@ -16,46 +16,6 @@
 namespace batchconv::test {
 namespace {
 
-ConvCase make(std::string name, int64_t B, int64_t N, int64_t cin_g, int64_t cout_g, int64_t groups,
-              int64_t H, int64_t W, int64_t K, int stride, int dilation, int pad_begin, int pad_end,
-              bool bias, bool relu) {
-  ConvCase c;
-  c.name = std::move(name);
-  c.B = B;
-  c.N = N;
-  c.cin_g = cin_g;
-  c.cout_g = cout_g;
-  c.H = H;
-  c.W = W;
-  c.KH = K;
-  c.KW = K;
-  c.d.groups = groups;
-  c.d.stride = {stride, stride};
-  c.d.dilation = {dilation, dilation};
-  c.d.pad_begin = {pad_begin, pad_begin};
-  c.d.pad_end = {pad_end, pad_end};
-  c.d.activation = relu ? Activation::ReLU : Activation::None;
-  c.bias = bias;
-  return c;
-}
-
-// Cases that take the channels-in-vector kernel: >= 64 output channels per
-// group, 16+ output columns using under 80% of their vectors, >= 64 taps.
-std::vector<ConvCase> cv_cases() {
-  return {
-      make("seed2_small", 1, 2, 3, 64, 1, 28, 28, 7, 1, 1, 0, 0, false, false),
-      make("seed2_bias_relu", 1, 3, 3, 64, 1, 28, 28, 7, 1, 1, 0, 0, true, true),
-      make("odd_width_pad", 1, 2, 8, 64, 1, 9, 19, 3, 1, 1, 1, 1, true, false),
-      make("asymmetric_pad", 1, 1, 8, 72, 1, 7, 18, 3, 1, 1, 2, 0, false, true),
-      make("stride2", 1, 2, 8, 64, 1, 15, 41, 3, 2, 1, 1, 1, true, false),
-      make("dilation2", 1, 2, 8, 64, 1, 12, 24, 3, 1, 2, 2, 2, false, false),
-      make("two_groups", 1, 2, 8, 64, 2, 9, 19, 3, 1, 1, 0, 0, true, false),
-      make("wide_33", 1, 1, 16, 80, 1, 5, 35, 3, 1, 1, 0, 0, false, false),
-      make("batched_B3", 3, 2, 3, 64, 1, 14, 24, 5, 1, 1, 1, 1, true, true),
-      make("batched_groups", 2, 2, 8, 64, 2, 10, 19, 3, 1, 1, 0, 0, false, false),
-  };
-}
-
 detail::ConvPlan plan_of(const ConvCase& c, bool batched) {
   std::vector<int64_t> lead;
   if (batched) lead.push_back(c.B);
@@ -65,40 +25,51 @@ detail::ConvPlan plan_of(const ConvCase& c, bool batched) {
   if (batched) ws.push_back(c.B);
   ws.push_back(c.cout());
   ws.push_back(c.cin_g);
-  ws.push_back(c.KH);
+  if (c.dims == 2) ws.push_back(c.KH);
   ws.push_back(c.KW);
   std::vector<float> dummy(1);
   TensorView x(dummy.data(), xs), w(dummy.data(), ws);
   return detail::plan_conv("test", x, batched ? 1 : 0, w, batched ? 1 : 0, c.d);
 }
 
-class ChannelsInVector : public ::testing::TestWithParam<ConvCase> {};
-
-TEST_P(ChannelsInVector, GroupedMatchesReference) {
-  ConvCase c = GetParam();
-  c.B = 1;
+class GroupedChannelsInVector : public ::testing::TestWithParam<ConvCase> {};
+TEST_P(GroupedChannelsInVector, MatchesReference) {
+  const ConvCase& c = GetParam();
   ASSERT_TRUE(detail::use_channels_in_vector(plan_of(c, false))) << c.describe();
   check_conv_case(ConvOp::Grouped, c);
 }
+INSTANTIATE_TEST_SUITE_P(Cases, GroupedChannelsInVector,
+                         ::testing::ValuesIn(channels_in_vector_cases(ConvOp::Grouped)),
+                         [](const auto& info) { return info.param.name; });
 
-TEST_P(ChannelsInVector, BatchedWeightMatchesReference) {
+class BatchedChannelsInVector : public ::testing::TestWithParam<ConvCase> {};
+TEST_P(BatchedChannelsInVector, MatchesReference) {
   const ConvCase& c = GetParam();
   ASSERT_TRUE(detail::use_channels_in_vector(plan_of(c, true))) << c.describe();
   check_conv_case(ConvOp::BatchedWeight, c);
 }
-
-INSTANTIATE_TEST_SUITE_P(Cases, ChannelsInVector, ::testing::ValuesIn(cv_cases()),
+INSTANTIATE_TEST_SUITE_P(Cases, BatchedChannelsInVector,
+                         ::testing::ValuesIn(channels_in_vector_cases(ConvOp::BatchedWeight)),
                          [](const auto& info) { return info.param.name; });
 
 // The rule's other side: these keep the row-vectorised kernel.
 TEST(ChannelsInVectorRule, KeepsRowKernelElsewhere) {
-  const ConvCase keep[] = {
-      make("seed3", 1, 2, 3, 64, 1, 32, 32, 3, 1, 1, 0, 0, false, false),       // 27 taps
-      make("rows_56", 1, 2, 64, 64, 1, 56, 56, 3, 1, 1, 1, 1, false, false),    // 87.5% filled
-      make("few_channels", 1, 2, 8, 32, 1, 28, 28, 7, 1, 1, 0, 0, false, false),  // 32 < 64
-      make("narrow", 1, 2, 8, 64, 1, 12, 12, 3, 1, 1, 0, 0, false, false),      // 10 columns
+  struct Keep {
+    const char* why;
+    int64_t cin_g, cout_g, hw, k, pad;
   };
-  for (const ConvCase& c : keep) EXPECT_FALSE(detail::use_channels_in_vector(plan_of(c, false))) << c.name;
+  const Keep keep[] = {
+      {"seed 3: 27 taps", 3, 64, 32, 3, 0},
+      {"56 columns fill 87.5%", 64, 64, 56, 3, 1},
+      {"32 < 64 output channels", 8, 32, 28, 7, 0},
+      {"10 columns, under one vector", 8, 64, 12, 3, 0},
+  };
+  for (const Keep& k : keep) {
+    ConvCase c;
+    c.N = 2, c.cin_g = k.cin_g, c.cout_g = k.cout_g, c.H = c.W = k.hw, c.KH = c.KW = k.k;
+    c.d = ConvDesc::with_padding(static_cast<int>(k.pad));
+    EXPECT_FALSE(detail::use_channels_in_vector(plan_of(c, false))) << k.why;
+  }
 }
 
 }  // namespace

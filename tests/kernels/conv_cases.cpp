@@ -272,4 +272,23 @@ std::vector<ConvCase> conv_cases(ConvOp op) {
   return b.cases;
 }
 
+std::vector<ConvCase> channels_in_vector_cases(ConvOp op) {
+  // Each has >= 64 output channels per group, 16+ output columns filling
+  // under 80% of their vectors and >= 64 taps (runtime/src/conv_path.h).
+  Builder b{op, {}};
+  const std::array<int, 2> s1{1, 1}, s2{2, 2}, d2{2, 2}, p0{0, 0}, p1{1, 1}, p2{2, 2};
+  b.add(2, 1, 2, 1, 3, 64, {28, 28}, {7, 7}, s1, s1, p0, p0, false, false);  // seed 2
+  b.add(2, 2, 3, 1, 3, 64, {28, 28}, {7, 7}, s1, s1, p0, p0, true, true);
+  b.add(2, 3, 2, 1, 8, 64, {9, 19}, {3, 3}, s1, s1, p1, p1, true, false);   // odd width
+  b.add(2, 1, 1, 1, 8, 72, {7, 18}, {3, 3}, s1, s1, p2, p0, false, true);   // asymmetric pad
+  b.add(2, 2, 2, 1, 8, 64, {15, 41}, {3, 3}, s2, s1, p1, p1, true, false);  // stride 2
+  b.add(2, 1, 2, 1, 8, 64, {12, 24}, {3, 3}, s1, d2, p2, p2, false, false);  // dilation 2
+  b.add(2, 2, 2, 2, 8, 64, {9, 19}, {3, 3}, s1, s1, p0, p0, true, false);   // two groups
+  b.add(2, 1, 1, 1, 16, 80, {5, 35}, {3, 3}, s1, s1, p0, p0, false, false);  // 33 columns
+  b.add(2, 3, 2, 1, 3, 64, {14, 24}, {5, 5}, s1, s1, p1, p1, true, true);
+  b.add(1, 2, 2, 1, 32, 64, {1, 36}, {1, 3}, s1, s1, p1, p1, true, false);  // 1-D
+  b.name_all();
+  return b.cases;
+}
+
 }  // namespace batchconv::test

@@ -46,4 +46,8 @@ void PrintTo(const ConvCase& c, std::ostream* os);
 // with a fixed seed, then a few larger shapes.
 std::vector<ConvCase> conv_cases(ConvOp op);
 
+// Cases the runtime runs through the channels-in-vector kernels
+// (runtime/src/conv_path.h), for the Grouped and BatchedWeight ops.
+std::vector<ConvCase> channels_in_vector_cases(ConvOp op);
+
 }  // namespace batchconv::test

@@ -112,6 +112,18 @@ TEST_F(TargetVariant, ConvOpsMatchReference) {
   }
 }
 
+// The channels-in-vector kernels have their own variants (AVX2 and the
+// baseline use 16- and 8-channel tiles).
+TEST_F(TargetVariant, ChannelsInVectorMatchesReference) {
+  for (ConvOp op : {ConvOp::Grouped, ConvOp::BatchedWeight}) {
+    for (const ConvCase& c : channels_in_vector_cases(op)) {
+      check_conv_case(op, c);
+      expect_dispatched(c.name);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST_F(TargetVariant, BatchedLinearMatchesReference) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   int i = 0;
