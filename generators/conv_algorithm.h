@@ -51,6 +51,32 @@ struct ConvFuncs {
   Halide::Func block{"block"};                  // conv, stored per task, read transposed
 };
 
+namespace detail {
+
+// The parts both forms share: the zero-padded input, the reduction domain
+// (kx, ky, ci) and the input coordinates (*ix, *iy) of output (x, y) at tap
+// (kx, ky); and the fused ReLU on top of `acc`.
+inline void define_window(ConvFuncs& f, Halide::Func input, const ConvGeometry& geo,
+                          Halide::Expr* ix, Halide::Expr* iy) {
+  using namespace Halide;
+  f.geo = geo;
+  const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
+  // Zero padding. constant_exterior marks the in-bounds case likely, so
+  // loop partitioning gives the interior of a padded tile plain dense loads.
+  Func bounded = BoundaryConditions::constant_exterior(input, 0.0f, {{0, geo.in_w}, {0, geo.in_h}});
+  f.padded(x, y, c, g, n, b) = bounded(x, y, c, g, n, b);
+  f.r = RDom(0, geo.kernel_w, 0, geo.kernel_h, 0, geo.cin_g, "r");
+  *ix = x * geo.stride_x + f.r.x * geo.dilation_x - geo.pad_x;
+  *iy = y * geo.stride_y + f.r.y * geo.dilation_y - geo.pad_y;
+}
+
+inline void define_output(ConvFuncs& f, const Halide::Expr& acc, const Halide::Expr& relu) {
+  const ConvVars& v = f.v;
+  f.output(v.x, v.y, v.c, v.g, v.n, v.b) = Halide::select(relu, Halide::max(acc, 0.0f), acc);
+}
+
+}  // namespace detail
+
 // Builds y = act(bias + sum_{kx,ky,ci} x_pad(x*sx + kx*dx - px, y*sy + ky*dy - py, ci) * w(kx, ky, ci, co))
 // for every (co, g, n, b). `input`, `weight` and `bias` are 6-, 6- and 3-D
 // Funcs in the grouped view above; `relu` is a boolean Expr.
@@ -58,27 +84,17 @@ inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Fu
                              const ConvGeometry& geo, Halide::Expr relu) {
   using namespace Halide;
   ConvFuncs f;
-  f.geo = geo;
+  Expr ix, iy;
+  detail::define_window(f, input, geo, &ix, &iy);
   const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
-
-  // Zero padding. constant_exterior marks the in-bounds case likely, so
-  // loop partitioning gives the interior of a padded tile plain dense loads.
-  Func bounded = BoundaryConditions::constant_exterior(input, 0.0f, {{0, geo.in_w}, {0, geo.in_h}});
-  f.padded(x, y, c, g, n, b) = bounded(x, y, c, g, n, b);
-
-  f.r = RDom(0, geo.kernel_w, 0, geo.kernel_h, 0, geo.cin_g, "r");
   const RDom& r = f.r;
-  Expr ix = x * geo.stride_x + r.x * geo.dilation_x - geo.pad_x;
-  Expr iy = y * geo.stride_y + r.y * geo.dilation_y - geo.pad_y;
   // The channel index of weight and bias is clamped so that schedules may
   // round channel tiles up past Cout_g without reading out of bounds (the
   // extra channels are computed into scratch space and never stored).
   Expr cc = clamp(c, 0, geo.cout_g - 1);
   f.conv(x, y, c, g, n, b) = bias(cc, g, b);
   f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
-
-  Expr acc = f.conv(x, y, c, g, n, b);
-  f.output(x, y, c, g, n, b) = select(relu, max(acc, 0.0f), acc);
+  detail::define_output(f, f.conv(x, y, c, g, n, b), relu);
   return f;
 }
 
@@ -92,21 +108,16 @@ inline ConvFuncs define_conv_cv(Halide::Func input, Halide::Func weight, Halide:
                                 const ConvGeometry& geo, Halide::Expr relu) {
   using namespace Halide;
   ConvFuncs f;
-  f.geo = geo;
+  Expr ix, iy;
+  detail::define_window(f, input, geo, &ix, &iy);
   const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
-  Func bounded = BoundaryConditions::constant_exterior(input, 0.0f, {{0, geo.in_w}, {0, geo.in_h}});
-  f.padded(x, y, c, g, n, b) = bounded(x, y, c, g, n, b);
+  const RDom& r = f.r;
   Var kx("kx"), ky("ky"), ci("ci");
   f.weight_packed(c, kx, ky, ci, g, b) = weight(kx, ky, ci, c, g, b);
-  f.r = RDom(0, geo.kernel_w, 0, geo.kernel_h, 0, geo.cin_g, "r");
-  const RDom& r = f.r;
-  Expr ix = x * geo.stride_x + r.x * geo.dilation_x - geo.pad_x;
-  Expr iy = y * geo.stride_y + r.y * geo.dilation_y - geo.pad_y;
   f.conv(c, x, y, g, n, b) = bias(c, g, b);
   f.conv(c, x, y, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * f.weight_packed(c, r.x, r.y, r.z, g, b);
   f.block(c, x, y, g, n, b) = f.conv(c, x, y, g, n, b);
-  Expr acc = f.block(c, x, y, g, n, b);
-  f.output(x, y, c, g, n, b) = select(relu, max(acc, 0.0f), acc);
+  detail::define_output(f, f.block(c, x, y, g, n, b), relu);
   return f;
 }
 
