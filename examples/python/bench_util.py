@@ -1,0 +1,72 @@
+"""Timing and peak-memory helpers shared by the examples and the benchmark.
+
+Peak memory: Linux's resident-set high-water mark (VmHWM), reset before each
+formulation by writing 5 to /proc/self/clear_refs, minus the resident set at
+the start: what the formulation itself allocated and touched (PyTorch's CPU
+allocator returns large blocks to the OS, so formulations don't share them).
+"""
+import gc
+import statistics
+import time
+
+import torch
+
+
+def _status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def measure(fn, reps=5, warmup=1):
+    """(median seconds, peak extra bytes, last result) of fn()."""
+    for _ in range(warmup):
+        out = fn()
+    del out
+    gc.collect()
+    times = []
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        reset = True
+    except OSError:
+        reset = False
+    base = _status("VmRSS:")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    peak = _status("VmHWM:") - base if reset else float("nan")
+    return statistics.median(times), peak, out
+
+
+def mib(b):
+    return f"{b / 2**20:.0f} MiB" if b == b else "n/a"
+
+
+def header():
+    import batchconv
+    import os
+    import platform
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"machine: {cpu}, {os.cpu_count()} cores; threads {torch.get_num_threads()}; "
+            f"python {platform.python_version()}, torch {torch.__version__}; batchconv target "
+            f"{batchconv.selected_target()}")
+
+
+def table(rows, cols=("formulation", "median ms", "peak extra", "vs batchconv")):
+    """rows: (name, seconds, bytes); the first row is batchconv."""
+    base = rows[0][1]
+    print(f"  {cols[0]:<34} {cols[1]:>10} {cols[2]:>11} {cols[3]:>13}")
+    for name, t, m in rows:
+        print(f"  {name:<34} {t * 1e3:>10.1f} {mib(m):>11} {t / base:>12.2f}x")

@@ -1,0 +1,182 @@
+"""The ops as torch.autograd.Functions over batchconv's kernels.
+
+Each conv op is three Functions that differentiate into one another, so
+gradients of any order come out of batchconv kernels (second-order MAML):
+
+    y  = Conv(x, w, bias)        dx = ConvGradInput(dy, w)   dw = ConvGradWeight(x, dy)
+    Conv'           : dx = ConvGradInput(dy, w),  dw = ConvGradWeight(x, dy),  dbias = sum(dy)
+    ConvGradInput'  : d(dy) = Conv(g, w),          dw = ConvGradWeight(g, dy)
+    ConvGradWeight' : dx = ConvGradInput(dy, h),   d(dy) = Conv(x, h)
+
+(all three are bilinear, so <g, ConvGradInput(dy, w)> = <dy, Conv(g, w)>).
+Batched linear is its own adjoint the same way, through Linear.
+
+Arguments arrive validated (functional.py). Tensors go to the kernels as
+data pointers with their strides: nothing is copied that the kernels can
+read in place (an operand whose last dimension is not unit-stride, e.g.
+channels_last, is packed by the runtime into a reused scratch buffer).
+"""
+import collections
+
+import torch
+
+from . import _native
+
+# op: "grouped" | "batched" | "broadcast"; spatial lists are (H, W) or (W).
+Geometry = collections.namedtuple("Geometry", "op stride dilation pad_begin pad_end groups layout")
+
+_threads = [None]
+
+
+def _sync_threads():
+    n = torch.get_num_threads()
+    if n != _threads[0]:
+        _native.set_num_threads(n)
+        _threads[0] = n
+
+
+def view(t):
+    return (t.data_ptr(), list(t.shape), list(t.stride()))
+
+
+def _geo_args(g):
+    return (g.stride, g.dilation, g.pad_begin, g.pad_end, g.groups, g.layout)
+
+
+def conv_output_shape(g, x_shape, w_shape):
+    dims = len(g.stride)
+    out = []
+    for i in range(dims):
+        k, n = w_shape[-dims + i], x_shape[-dims + i]
+        out.append((n + g.pad_begin[i] + g.pad_end[i] - g.dilation[i] * (k - 1) - 1) // g.stride[i] + 1)
+    if g.op == "grouped":
+        lead = [x_shape[0], w_shape[0]]
+    elif g.op == "batched":
+        lead = [x_shape[0], x_shape[1], w_shape[1]]
+    elif g.layout == "concat":
+        lead = [x_shape[0], w_shape[0] * w_shape[1]]
+    else:
+        lead = [w_shape[0], x_shape[0], w_shape[1]]
+    return lead + out
+
+
+def _empty(shape, like):
+    return torch.empty(shape, dtype=torch.float32, device=like.device)
+
+
+def conv_forward(g, x, w, bias):
+    _sync_threads()
+    y = _empty(conv_output_shape(g, x.shape, w.shape), x)
+    _native.conv(g.op, view(x), view(w), None if bias is None else view(bias), view(y), *_geo_args(g))
+    return y
+
+
+def _bias_grad(g, dy, bias_shape):
+    dims = len(g.stride)
+    spatial = list(range(dy.dim() - dims, dy.dim()))
+    if g.op == "grouped" or (g.op == "broadcast" and g.layout == "concat"):
+        return dy.sum([0] + spatial).reshape(bias_shape)
+    return dy.sum([1] + spatial)
+
+
+class Conv(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, bias, g):
+        ctx.g = g
+        ctx.has_bias = bias is not None
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, w)
+        return conv_forward(g, x, w, bias)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        g = ctx.g
+        dx = dw = db = None
+        if ctx.needs_input_grad[0]:
+            dx = ConvGradInput.apply(dy, w, g, tuple(x.shape))
+        if ctx.needs_input_grad[1]:
+            dw = ConvGradWeight.apply(x, dy, g, tuple(w.shape))
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            db = _bias_grad(g, dy, ctx.bias_shape)
+        return dx, dw, db, None
+
+
+class ConvGradInput(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, dy, w, g, x_shape):
+        ctx.g, ctx.x_shape, ctx.w_shape = g, x_shape, tuple(w.shape)
+        ctx.save_for_backward(dy, w)
+        _sync_threads()
+        dx = _empty(x_shape, dy)
+        _native.conv_backward_input(g.op, view(dy), view(w), view(dx), *_geo_args(g))
+        return dx
+
+    @staticmethod
+    def backward(ctx, gx):
+        dy, w = ctx.saved_tensors
+        d_dy = d_w = None
+        if ctx.needs_input_grad[0]:
+            d_dy = Conv.apply(gx, w, None, ctx.g)
+        if ctx.needs_input_grad[1]:
+            d_w = ConvGradWeight.apply(gx, dy, ctx.g, ctx.w_shape)
+        return d_dy, d_w, None, None
+
+
+class ConvGradWeight(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dy, g, w_shape):
+        ctx.g, ctx.x_shape = g, tuple(x.shape)
+        ctx.save_for_backward(x, dy)
+        _sync_threads()
+        dw = _empty(w_shape, x)
+        _native.conv_backward_weight(g.op, view(x), view(dy), view(dw), *_geo_args(g))
+        return dw
+
+    @staticmethod
+    def backward(ctx, gw):
+        x, dy = ctx.saved_tensors
+        d_x = d_dy = None
+        if ctx.needs_input_grad[0]:
+            d_x = ConvGradInput.apply(dy, gw, ctx.g, ctx.x_shape)
+        if ctx.needs_input_grad[1]:
+            d_dy = Conv.apply(x, gw, None, ctx.g)
+        return d_x, d_dy, None, None
+
+
+def linear_forward(x, w, bias):
+    _sync_threads()
+    y = _empty((w.shape[0], x.shape[-2], w.shape[2]), x)
+    _native.linear(view(x), view(w), None if bias is None else view(bias), view(y))
+    return y
+
+
+class Linear(torch.autograd.Function):
+    """y (B, N, M) = x (B, N, K) or shared (N, K) @ w (B, K, M) + bias (B, M)."""
+
+    @staticmethod
+    def forward(ctx, x, w, bias):
+        ctx.has_bias = bias is not None
+        ctx.save_for_backward(x, w)
+        return linear_forward(x, w, bias)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dx = dw = db = None
+        shared = x.dim() == 2
+        B, K, M = w.shape
+        if ctx.needs_input_grad[0]:
+            if shared:  # sum_b dy_b @ w_b^T as one product over (b, m)
+                N = x.shape[0]
+                dy2 = dy.permute(1, 0, 2).reshape(1, N, B * M)
+                wt = w.permute(0, 2, 1).reshape(1, B * M, K)
+                dx = Linear.apply(dy2, wt, None)[0]
+            else:
+                dx = Linear.apply(dy, w.transpose(1, 2), None)
+        if ctx.needs_input_grad[1]:
+            xt = x.t() if shared else x.transpose(1, 2)
+            dw = Linear.apply(xt, dy, None)
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            db = dy.sum(1)
+        return dx, dw, db

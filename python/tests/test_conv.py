@@ -1,0 +1,167 @@
+"""Every conv op's forward and its gradients wrt x, w and bias against PyTorch autograd of the naive
+formulation in float64 (relative error < 1e-4), over swept cases (cases.py), and second-order
+gradients of the batched-weight conv (MAML's meta-gradient)."""
+import pytest
+import torch
+
+import batchconv
+import batchconv.functional as BF
+from cases import arrange, case_id, make_cases
+import reference as ref
+
+TOL = 1e-4
+
+
+def _padding(c):
+    if c["sym"]:
+        return list(c["begin"])
+    return [(b, e) for b, e in zip(c["begin"], c["end"])]
+
+
+def _tensors(c, op, gen):
+    sp = c["size"]
+    if op == "batched":
+        xs = (c["B"], c["N"], c["cin"], *sp)
+        ws = (c["B"], c["cout"], c["cin"] // c["groups"], *c["k"])
+        bs = (c["B"], c["cout"])
+    elif op == "broadcast":
+        xs = (c["N"], c["cin"], *sp)
+        ws = (c["B"], c["cout"], c["cin"] // c["groups"], *c["k"])
+        bs = (c["B"], c["cout"])
+    else:
+        xs = (c["N"], c["cin"], *sp)
+        ws = (c["cout"], c["cin"] // c["groups"], *c["k"])
+        bs = (c["cout"],)
+    x = torch.randn(xs, generator=gen, dtype=torch.float64)
+    w = torch.randn(ws, generator=gen, dtype=torch.float64)
+    b = torch.randn(bs, generator=gen, dtype=torch.float64) if c["bias"] else None
+    return x, w, b
+
+
+def _run(op, c, x, w, b):
+    fn = {("batched", 1): BF.batched_conv1d, ("batched", 2): BF.batched_conv2d,
+          ("broadcast", 1): BF.broadcast_conv1d, ("broadcast", 2): BF.broadcast_conv2d,
+          ("grouped", 1): BF.grouped_conv1d, ("grouped", 2): BF.grouped_conv2d}[(op, c["dims"])]
+    kw = dict(stride=c["stride"], padding=_padding(c), dilation=c["dilation"], groups=c["groups"])
+    if op == "broadcast":
+        kw["layout"] = "concat" if c["concat"] else "batched"
+    return fn(x, w, b, **kw)
+
+
+def _reference(op, c, x, w, b):
+    args = (c["stride"], c["begin"], c["end"], c["dilation"], c["groups"])
+    if op == "batched":
+        return ref.batched(x, w, b, *args)
+    if op == "broadcast":
+        return ref.broadcast(x, w, b, *args, "concat" if c["concat"] else "batched")
+    return ref.conv_nd(x, w, b, *args)
+
+
+def check_case(op, c, seed):
+    gen = torch.Generator().manual_seed(seed)
+    x, w, b = _tensors(c, op, gen)
+    leaves = [t.clone().requires_grad_() for t in (x, w, b) if t is not None]
+    y_ref = _reference(op, c, *leaves, *([None] if b is None else []))
+    dy = torch.randn(y_ref.shape, generator=gen, dtype=torch.float64)
+    g_ref = torch.autograd.grad(y_ref, leaves, dy)
+
+    lead = 1 if op == "batched" else 0
+    xs = arrange(x, c["layout"], lead).detach().requires_grad_()
+    ws = arrange(w, "contiguous" if c["layout"] == "channels_last" else c["layout"], 1 if op != "grouped" else 0)
+    ws = ws.detach().requires_grad_()
+    bs = None if b is None else b.float().requires_grad_()
+    y = _run(op, c, xs, ws, bs)
+    assert y.shape == y_ref.shape
+    assert y.dtype == torch.float32
+    assert ref.rel_err(y, y_ref) < TOL, "forward"
+    ins = [t for t in (xs, ws, bs) if t is not None]
+    grads = torch.autograd.grad(y, ins, dy.float())
+    for name, g, gr in zip(["x", "w", "bias"], grads, g_ref):
+        assert g.shape == gr.shape, name
+        assert ref.rel_err(g, gr) < TOL, f"grad {name}: {ref.rel_err(g, gr)}"
+
+
+BATCHED = make_cases("batched", 120, 1)
+BROADCAST = make_cases("broadcast", 110, 2)
+GROUPED = make_cases("grouped", 110, 3)
+
+
+@pytest.mark.parametrize("c", BATCHED, ids=[case_id(c) for c in BATCHED])
+def test_batched_conv(c):
+    check_case("batched", c, 100 + BATCHED.index(c))
+
+
+@pytest.mark.parametrize("c", BROADCAST, ids=[case_id(c) for c in BROADCAST])
+def test_broadcast_conv(c):
+    check_case("broadcast", c, 200 + BROADCAST.index(c))
+
+
+@pytest.mark.parametrize("c", GROUPED, ids=[case_id(c) for c in GROUPED])
+def test_grouped_conv(c):
+    check_case("grouped", c, 300 + GROUPED.index(c))
+
+
+SECOND = make_cases("batched", 24, 4)
+
+
+@pytest.mark.parametrize("c", SECOND, ids=[case_id(c) for c in SECOND])
+def test_batched_conv_second_order(c):
+    """MAML's meta-gradient: grad of (<grad_w L1, s> + <grad_x L1, t>) with L1 = <tanh(y), r>."""
+    gen = torch.Generator().manual_seed(500 + SECOND.index(c))
+    x, w, b = _tensors(c, "batched", gen)
+
+    def meta(xx, ww, bb, conv):
+        y = conv(xx, ww, bb)
+        r = torch.randn(y.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64).to(y.dtype)
+        l1 = (torch.tanh(y) * r).sum()
+        gx, gw = torch.autograd.grad(l1, (xx, ww), create_graph=True)
+        s = torch.randn(gw.shape, generator=torch.Generator().manual_seed(8), dtype=torch.float64).to(y.dtype)
+        t = torch.randn(gx.shape, generator=torch.Generator().manual_seed(9), dtype=torch.float64).to(y.dtype)
+        l2 = (gw * s).sum() + (gx * t).sum()
+        ins = [v for v in (xx, ww, bb) if v is not None]
+        return torch.autograd.grad(l2, ins)
+
+    leaves = [v.clone().requires_grad_() if v is not None else None for v in (x, w, b)]
+    g_ref = meta(*leaves, lambda a, bw, bb: _reference("batched", c, a, bw, bb))
+    xs = arrange(x, c["layout"], 1).detach().requires_grad_()
+    ws = w.float().requires_grad_()
+    bs = None if b is None else b.float().requires_grad_()
+    g = meta(xs, ws, bs, lambda a, bw, bb: _run("batched", c, a, bw, bb))
+    for name, gg, gr in zip(["x", "w", "bias"], g, g_ref):
+        assert ref.rel_err(gg, gr) < TOL, f"second-order grad {name}: {ref.rel_err(gg, gr)}"
+
+
+def test_seed2_view_is_not_copied():
+    """Seed 2: x (G*n, C, H, W) viewed as (G, n, C, H, W); the kernels read the view in place."""
+    x = torch.randn(8, 3, 9, 9)
+    w = torch.randn(2, 4, 3, 3, 3)
+    y = batchconv.batched_conv2d(x.view(2, 4, 3, 9, 9), w, padding=1)
+    y_ref = ref.batched(x.view(2, 4, 3, 9, 9).double(), w.double(), None, [1, 1], [1, 1], [1, 1], [1, 1], 1)
+    assert ref.rel_err(y, y_ref) < TOL
+
+
+def test_modules_match_functional():
+    torch.manual_seed(0)
+    m = batchconv.BatchedConv2d(4, 6, 3, batch=3, padding=1)
+    x = torch.randn(3, 2, 4, 7, 7)
+    assert torch.equal(m(x), BF.batched_conv2d(x, m.weight, m.bias, padding=1))
+    g = batchconv.GroupedConv2d(4, 6, 3, groups=2, padding=1)
+    xg = torch.randn(2, 4, 7, 7)
+    assert ref.rel_err(g(xg), ref.conv_nd(xg.double(), g.weight.double(), g.bias.double(), [1, 1], [1, 1],
+                                          [1, 1], [1, 1], 2)) < TOL
+    bc = batchconv.BroadcastConv1d(4, 3, 1, batch=5, layout="batched")
+    assert bc(torch.randn(2, 4, 10)).shape == (5, 2, 3, 10)
+    lin = batchconv.BatchedLinear(4, 3, batch=2)
+    assert lin(torch.randn(2, 5, 4)).shape == (2, 5, 3)
+    (m(x).sum() + g(xg).sum()).backward()
+    assert m.weight.grad.shape == m.weight.shape and g.bias.grad.shape == g.bias.shape
+
+
+def test_uses_torch_thread_count():
+    from batchconv import _native
+    torch.set_num_threads(1)
+    batchconv.grouped_conv2d(torch.randn(1, 2, 5, 5), torch.randn(2, 2, 3, 3))
+    assert _native.num_threads() == 1
+    torch.set_num_threads(2)
+    batchconv.grouped_conv2d(torch.randn(1, 2, 5, 5), torch.randn(2, 2, 3, 3))
+    assert _native.num_threads() == 2
