@@ -16,12 +16,12 @@ namespace batchconv::rewrites {
 
 const std::vector<Pass>& default_pipeline() {
   static const std::vector<Pass> passes = {
-      // clean-up passes (IR owner), before the seed rewrites:
+      // clean-up passes, before the seed rewrites:
       {"fold_constants", "nodes with constant inputs (shape arithmetic, Constant) -> initializers", fold_constants},
       {"eliminate_identity", "Identity(x) -> x", eliminate_identity},
       {"eliminate_nop_expand", "Expand to the input's own shape -> its input", eliminate_nop_expand},
       {"eliminate_nop_reshape", "Reshape to the input's own shape -> its input", eliminate_nop_reshape},
-      // seed rewrites (pass helper), in this order:
+      // seed rewrites, in this order:
       {"fold_repeat_into_conv", "repeat/tile of a tensor + grouped Conv -> Conv on the original tensor",
        fold_repeat_into_conv},
       {"fuse_batch_slices_into_batched_conv",
@@ -32,7 +32,7 @@ const std::vector<Pass>& default_pipeline() {
        raise_transposed_grouped_conv_to_batched_conv},
       {"combine_parallel_convs", "Convs with one input and one geometry -> one Conv (+ Split)",
        combine_parallel_convs},
-      // dead-node removal (IR owner) goes last:
+      // dead-node removal goes last:
       {"eliminate_dead_nodes", "nodes that reach no graph output -> removed", eliminate_dead_nodes},
   };
   return passes;

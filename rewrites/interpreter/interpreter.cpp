@@ -125,6 +125,19 @@ TensorMap random_inputs(const ir::Model& model, uint64_t seed, const std::map<st
   std::uniform_real_distribution<float> uf(-1.0f, 1.0f);
   std::uniform_int_distribution<int64_t> ui(0, 3);
   TensorMap out;
+  // Sizes are checked for every input before any is allocated.
+  const int64_t kMaxInputElements = int64_t(1) << 28;
+  int64_t total = 0;
+  for (const ir::Value* v : model.graph.inputs) {
+    if (v->constant) continue;
+    Tensor t;
+    t.shape = concrete_shape(v, dims, default_dim);
+    const int64_t n = t.numel();
+    if (n < 0 || n > kMaxInputElements || total > kMaxInputElements - n)
+      throw Error("graph input '" + v->name + "' of shape " + shape_str(t.shape) + " takes the inputs past " +
+                  "the reference interpreter's limit of 2^28 elements");
+    total += n;
+  }
   for (const ir::Value* v : model.graph.inputs) {
     if (v->constant) continue;
     Tensor t;

@@ -1,6 +1,8 @@
 // Elementwise and linear-algebra kernels: Add Sub Mul Div Equal Where Relu
 // Cast Identity MatMul Gemm.
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "interpreter/kernel_util.h"
 #include "onnx/convert.h"
@@ -20,7 +22,20 @@ int64_t wrap_to(int64_t x, ir::DType t) {
   }
 }
 
+// Integer Add/Sub/Mul wrap around (two's complement, as ONNX runtimes do)
+// instead of overflowing: computed on uint64_t, where wrapping is defined.
+struct Wrapping {};
+
 template <typename F>
+int64_t int_op(F f, int64_t x, int64_t y, Wrapping*) {
+  return static_cast<int64_t>(f(static_cast<uint64_t>(x), static_cast<uint64_t>(y)));
+}
+template <typename F>
+int64_t int_op(F f, int64_t x, int64_t y, void*) {
+  return static_cast<int64_t>(f(x, y));
+}
+
+template <typename Mode = void, typename F>
 Outputs binary(const Inputs& ins, bool bool_result, F f) {
   const Tensor& a = in(ins, 0, "A");
   const Tensor& b = in(ins, 1, "B");
@@ -36,7 +51,8 @@ Outputs binary(const Inputs& ins, bool bool_result, F f) {
       set(out, k, r);
     }
   } else {
-    for (int64_t k = 0; k < n; ++k) out.i[k] = wrap_to(static_cast<int64_t>(f(a.i[ia[k]], b.i[ib[k]])), out.dtype);
+    for (int64_t k = 0; k < n; ++k)
+      out.i[k] = wrap_to(int_op(f, a.i[ia[k]], b.i[ib[k]], static_cast<Mode*>(nullptr)), out.dtype);
   }
   Outputs o;
   o.push_back(std::move(out));
@@ -48,7 +64,13 @@ Outputs int_div(const Inputs& ins) {
   if (!b.is_float())
     for (int64_t v : b.i)
       if (v == 0) fail("integer division by zero");
-  return binary(ins, false, [](auto x, auto y) { return x / y; });
+  // INT64_MIN / -1 overflows: computed as the wrapped negation.
+  return binary(ins, false, [](auto x, auto y) {
+    if constexpr (std::is_integral_v<decltype(x)>) {
+      if (y == -1) return static_cast<decltype(x)>(0 - static_cast<uint64_t>(x));
+    }
+    return x / y;
+  });
 }
 
 ir::DType cast_target(int64_t to) {
@@ -184,9 +206,9 @@ Outputs gemm(const ir::Node& nd, const Inputs& ins) {
 }  // namespace
 
 void register_math_kernels(Registry& r) {
-  r["Add"] = [](const ir::Node&, const Inputs& i, int64_t) { return binary(i, false, [](auto x, auto y) { return x + y; }); };
-  r["Sub"] = [](const ir::Node&, const Inputs& i, int64_t) { return binary(i, false, [](auto x, auto y) { return x - y; }); };
-  r["Mul"] = [](const ir::Node&, const Inputs& i, int64_t) { return binary(i, false, [](auto x, auto y) { return x * y; }); };
+  r["Add"] = [](const ir::Node&, const Inputs& i, int64_t) { return binary<Wrapping>(i, false, [](auto x, auto y) { return x + y; }); };
+  r["Sub"] = [](const ir::Node&, const Inputs& i, int64_t) { return binary<Wrapping>(i, false, [](auto x, auto y) { return x - y; }); };
+  r["Mul"] = [](const ir::Node&, const Inputs& i, int64_t) { return binary<Wrapping>(i, false, [](auto x, auto y) { return x * y; }); };
   r["Div"] = [](const ir::Node&, const Inputs& i, int64_t) { return int_div(i); };
   r["Equal"] = [](const ir::Node&, const Inputs& i, int64_t) {
     return binary(i, true, [](auto x, auto y) { return static_cast<decltype(x)>(x == y); });

@@ -80,6 +80,7 @@ Outputs split(const ir::Node& n, const Inputs& ins, int64_t opset) {
   if (parts.empty()) {
     int64_t k = n.attr_int("num_outputs", nout);
     if (k <= 0) fail("Split needs at least one output");
+    if (k != nout) fail("num_outputs = " + std::to_string(k) + " but the node has " + std::to_string(nout) + " outputs");
     if (n.attr("num_outputs")) {  // opset 18: last chunk may be smaller
       int64_t chunk = (dim + k - 1) / k;
       for (int64_t j = 0; j < k; ++j) parts.push_back(std::max<int64_t>(0, std::min(chunk, dim - j * chunk)));
@@ -91,7 +92,9 @@ Outputs split(const ir::Node& n, const Inputs& ins, int64_t opset) {
   int64_t total = 0;
   for (int64_t p : parts) {
     if (p < 0) fail("negative split size");
-    total += p;
+    if (p > dim) fail("split size " + std::to_string(p) + " exceeds axis size " + std::to_string(dim));
+    total += p;  // each part <= dim, so no overflow before the check below fails
+    if (total > dim) break;
   }
   if (total != dim) fail("split sizes " + shape_str(parts) + " do not add up to axis size " + std::to_string(dim));
   if (static_cast<int64_t>(parts.size()) != nout)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
@@ -12,7 +13,13 @@ namespace batchconv::ir {
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (d < 0) return -1;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    if (n > std::numeric_limits<int64_t>::max() / d) n = std::numeric_limits<int64_t>::max();
+    else n *= d;
+  }
   return n;
 }
 

@@ -31,6 +31,8 @@ struct Tensor {
   // lossily above (Double, Float16, Other); export writes it back verbatim.
   // Whoever changes such a tensor's data must clear it.
   std::string onnx_proto;
+  // Product of the dims: -1 when one is negative, INT64_MAX when it overflows
+  // (so that every size limit still rejects it).
   int64_t numel() const;
   bool is_float() const { return dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16; }
 };
@@ -128,7 +130,7 @@ class Graph {
   std::vector<Node*> topological_order() const;      // throws on a cycle, naming a node in it
   std::string unique_name(const std::string& base);
 
-  // Added by the IR owner (see /work/notes/board.md):
+  // Graph-level documentation, renaming, and output-name bookkeeping:
   std::string doc_string;
   void rename_value(Value* v, const std::string& name);  // throws if the name is taken
   // Whether replace_all_uses(from, to) keeps graph output names: false when

@@ -69,6 +69,8 @@ std::optional<AxisRange> from_split(const Value* v, std::string* why) {
     sizes = std::vector<int64_t>(parts, dim / parts);
   }
   if (static_cast<int64_t>(sizes->size()) != parts) return fail(why, "Split sizes do not match its outputs");
+  for (int64_t s : *sizes)
+    if (s < 0 || s > dim) return fail(why, "Split size " + std::to_string(s) + " is outside 0.." + std::to_string(dim));
   int64_t start = 0;
   for (int64_t k = 0; k < parts; ++k) {
     if (n->outputs[k] == v) return AxisRange{data, const_cast<Node*>(n), *axis, start, start + (*sizes)[k]};

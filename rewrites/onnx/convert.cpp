@@ -332,6 +332,7 @@ void strip_for_inference(onnx::ModelProto& proto) {
 }
 
 void run_inference(onnx::ModelProto& proto) {
+  install_inference_guards();
   try {
     onnx::ShapeInferenceOptions opts{false, 0, true};
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), opts);

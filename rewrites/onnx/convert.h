@@ -28,6 +28,9 @@ void attribute_to_proto(const std::string& name, const ir::Attribute& a, onnx::A
 onnx::ModelProto inference_copy(const onnx::ModelProto& proto);
 void strip_for_inference(onnx::ModelProto& proto);
 void run_inference(onnx::ModelProto& proto);
+// Wraps ONNX's conv/pool inference functions with rank checks (once per
+// process; inference_guards.cpp). run_inference and check_model call it.
+void install_inference_guards();
 
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);

@@ -24,6 +24,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 std::string read_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw Error(path + ": is a folder, not a model file");
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open for reading (" + std::strerror(errno) + ")");
   std::ostringstream ss;
@@ -58,7 +61,22 @@ onnx::ModelProto read_model_proto(const std::string& path) {
   return p;
 }
 
+void check_not_an_input(const std::string& output, const std::vector<std::string>& inputs) {
+  struct stat out_st;
+  if (::stat(output.c_str(), &out_st) != 0) return;  // does not exist yet
+  for (const std::string& in : inputs) {
+    struct stat in_st;
+    if (::stat(in.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+      throw Error(output + ": is the input file '" + in + "'; write the output to another file");
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char* what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder" : "not a regular file";
+    throw Error(path + ": exists and is " + std::string(what) + "; refusing to replace it (expected a regular file or a new name)");
+  }
   std::string dir = ".";
   auto slash = path.rfind('/');
   if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
@@ -150,9 +168,11 @@ void infer_shapes(ir::Model& model) {
     } catch (const Error&) {
     }
   }
+  check_ranks(model, "after shape inference");
 }
 
 void check_model(const onnx::ModelProto& proto, const std::string& origin) {
+  install_inference_guards();
   try {
     onnx::checker::check_model(proto);
     onnx::ModelProto copy = proto;

@@ -1,6 +1,10 @@
 // ONNX ModelProto -> graph IR, with validation that names what is wrong.
 #include <onnx/onnx_pb.h>
 
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,15 +32,46 @@ void check_geometry(const onnx::NodeProto& n, const std::string& label) {
   for (const auto& a : n.attribute()) {
     const std::string& name = a.name();
     if (name == "strides" || name == "dilations" || name == "kernel_shape") {
-      for (int64_t v : a.ints())
+      for (int64_t v : a.ints()) {
         if (v <= 0) throw Error(label + ": " + name + " must be positive, got " + std::to_string(v));
+        if (v > kMaxDim) throw Error(label + ": " + name + " entry " + std::to_string(v) + " is larger than " + std::to_string(kMaxDim));
+      }
     } else if (name == "group" && a.i() <= 0) {
       throw Error(label + ": group must be positive, got " + std::to_string(a.i()));
     } else if (name == "pads") {
-      for (int64_t v : a.ints())
+      for (int64_t v : a.ints()) {
         if (v < 0) throw Error(label + ": pads must not be negative, got " + std::to_string(v));
+        if (v > kMaxDim) throw Error(label + ": pads entry " + std::to_string(v) + " is larger than " + std::to_string(kMaxDim));
+      }
     }
   }
+}
+
+// Inputs and outputs against the op's ONNX schema (standard domain, at the
+// model's opset): the count within the schema's bounds, and no required
+// (non-optional) slot left empty. Passes and ONNX's own shape inference index
+// these slots. Ops without a schema (other domains) are left to their users.
+void check_arity(const onnx::NodeProto& n, const std::string& label, int64_t opset) {
+  if (!(n.domain().empty() || n.domain() == "ai.onnx") || opset <= 0) return;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
+  if (!schema) return;
+  auto check = [&](int count, int lo, int hi, const std::vector<onnx::OpSchema::FormalParameter>& formal,
+                   const google::protobuf::RepeatedPtrField<std::string>& names, const char* what) {
+    if (count < lo || count > hi) {
+      std::string want = lo == hi ? std::to_string(lo)
+                         : hi == std::numeric_limits<int>::max() ? "at least " + std::to_string(lo)
+                                                                  : std::to_string(lo) + " to " + std::to_string(hi);
+      throw Error(label + ": has " + std::to_string(count) + " " + what + "s, expected " + want + " (opset " +
+                  std::to_string(opset) + ")");
+    }
+    for (int i = 0; i < count && !formal.empty(); ++i) {
+      const auto& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
+      if (names.Get(i).empty() && f.GetOption() != onnx::OpSchema::Optional)
+        throw Error(label + ": " + what + " " + std::to_string(i) + " ('" + f.GetName() + "') is required but empty");
+    }
+  };
+  check(n.input_size(), schema->min_input(), schema->max_input(), schema->inputs(), n.input(), "input");
+  check(n.output_size(), schema->min_output(), schema->max_output(), schema->outputs(), n.output(), "output");
 }
 
 // A ConstantOfShape whose shape is known in the file (a constant, or the
@@ -180,6 +215,8 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
   for (int k = 0; k < gp.node_size(); ++k) {
     const auto& np = gp.node(k);
     if (np.op_type().empty()) throw Error(f + ": " + node_label(np, k) + " has no op_type");
+    if (np.output_size() == 0) throw Error(f + ": " + node_label(np, k) + " has no outputs");
+    check_arity(np, f + ": " + node_label(np, k), model->opset(np.domain() == "ai.onnx" ? "" : np.domain()));
     check_geometry(np, f + ": " + node_label(np, k));
     std::vector<ir::Value*> outs;
     for (const auto& o : np.output()) outs.push_back(o.empty() ? nullptr : define(o, node_label(np, k)));
@@ -263,22 +300,47 @@ void apply_inferred(ir::Model& model, const onnx::ModelProto& inferred, const st
   }
 }
 
+// Ranks that only shape inference made known (x through a Relu into a Conv):
+// checked again before any pass relies on them.
+void recheck_ranks(const ir::Model& model, const onnx::ModelProto& proto, const std::string& f) {
+  const auto& order = proto.graph().node();
+  const auto& nodes = model.graph.nodes();  // still in file order right after import
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const std::string label = k < static_cast<size_t>(order.size())
+                                  ? node_label(order.Get(static_cast<int>(k)), static_cast<int>(k))
+                                  : ir::describe(nodes[k].get());
+    check_conv_ranks(nodes[k].get(), f + ": " + label);
+  }
+}
+
+}  // namespace
+
+void check_ranks(const ir::Model& model, const std::string& origin) {
+  for (const auto& n : model.graph.nodes()) check_conv_ranks(n.get(), origin + ": node " + ir::describe(n.get()));
+}
+
+namespace {
+
+std::unique_ptr<ir::Model> finish(std::unique_ptr<ir::Model> model, onnx::ModelProto& inferred,
+                                  const onnx::ModelProto& source, const std::string& origin) {
+  run_inference(inferred);
+  apply_inferred(*model, inferred, origin);
+  recheck_ranks(*model, source, origin);
+  return model;
+}
+
 }  // namespace
 
 std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin) {
   auto model = build(proto, origin);
   onnx::ModelProto inf = inference_copy(proto);
-  run_inference(inf);
-  apply_inferred(*model, inf, origin);
-  return model;
+  return finish(std::move(model), inf, proto, origin);
 }
 
 std::unique_ptr<ir::Model> import_model(onnx::ModelProto&& proto, const std::string& origin) {
   auto model = build(proto, origin);
-  strip_for_inference(proto);  // no copy: the caller gave the proto away
-  run_inference(proto);
-  apply_inferred(*model, proto, origin);
-  return model;
+  strip_for_inference(proto);  // no copy: the caller gave the proto away (node list unchanged)
+  return finish(std::move(model), proto, proto, origin);
 }
 
 }  // namespace batchconv::io

@@ -36,6 +36,10 @@ constexpr int64_t kMaxElements = int64_t(1) << 40;
 std::unique_ptr<ir::Model> import_model(const onnx::ModelProto& proto, const std::string& origin);
 // Same, consuming the proto: shape inference runs on it in place (no copy of a large graph).
 std::unique_ptr<ir::Model> import_model(onnx::ModelProto&& proto, const std::string& origin);
+// Conv/pool ranks (X, W and the spatial attributes agree); throws Error naming
+// the node. import_model runs it after shape inference; passes that refresh
+// types (io::infer_shapes) run it again.
+void check_ranks(const ir::Model& model, const std::string& origin);
 // IR -> ModelProto, nodes in topological order, only initializers still used.
 onnx::ModelProto export_model(const ir::Model& model);
 // Same, into a message the caller owns (e.g. on a protobuf Arena).
@@ -51,7 +55,12 @@ onnx::ModelProto read_model_proto(const std::string& path);
 // Writes atomically: temp file in the same folder, fsync, rename; on any
 // failure the temp file is removed and the destination is left untouched.
 void write_model_proto(const onnx::ModelProto& proto, const std::string& path);
+// A destination that exists but is not a regular file (a symlink, a device,
+// a folder) is refused, never replaced.
 void write_file_atomic(const std::string& path, const std::string& bytes);
+// Throws Error when `output` names the same file as any of `inputs` (after
+// links), so that no tool writes over its own input.
+void check_not_an_input(const std::string& output, const std::vector<std::string>& inputs);
 
 std::unique_ptr<ir::Model> load_model(const std::string& path);
 void save_model(const ir::Model& model, const std::string& path);

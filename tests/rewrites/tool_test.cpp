@@ -134,6 +134,39 @@ TEST_F(Tool, FailedWriteLeavesNoFile) {
   EXPECT_FALSE(fs::exists(dir / "no"));
 }
 
+// The input is never modified: -o naming the input (directly or through a
+// link) is refused before anything runs; -o onto a symlink or a device node is
+// refused, not replaced.
+TEST_F(Tool, NeverWritesOverItsInputOrNonRegularFiles) {
+  const std::string before = slurp(model);
+  Result r = run(model + " -o " + model);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("is the input file"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(model), before);
+  fs::create_hard_link(model, dir / "hard.onnxtxt");
+  r = run(model + " -o " + (dir / "hard.onnxtxt").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(slurp(model), before);
+
+  const std::string target = (dir / "target.onnx").string();
+  std::ofstream(target) << "keep";
+  fs::create_symlink(target, dir / "link.onnx");
+  r = run(model + " -o " + (dir / "link.onnx").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("symbolic link; refusing to replace it"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.onnx"));
+  EXPECT_EQ(slurp(target), "keep");
+
+  r = run(model + " -o /dev/null");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("/dev/null: exists and is not a regular file"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
+  r = run(dir.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("is a folder, not a model file"), std::string::npos) << r.out;
+}
+
 TEST_F(Tool, ListHelpVersion) {
   Result r = run("--list-passes");
   EXPECT_EQ(r.rc, 0);

@@ -1,6 +1,7 @@
 // batchconv-opt: rewrites ONNX models (see --help).
 #include <onnx/onnx_pb.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -39,6 +40,8 @@ std::vector<std::string> split_input(const std::string& text) {
 }
 
 std::string read_text(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw io::Error(path + ": is a folder, not a model file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw io::Error(path + ": cannot open for reading");
   std::ostringstream ss;
@@ -60,6 +63,7 @@ void emit(const onnx::ModelProto& out, const opt::Options& o) {
 }
 
 int run(const opt::Options& o) {
+  if (!o.output.empty() && o.output != "-") io::check_not_an_input(o.output, {o.input});
   if (!o.split_input_file) {
     auto model = io::load_model(o.input);
     auto reload = [&] { return io::read_model_proto(o.input); };
