@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "onnx/onnx_io.h"
@@ -331,8 +332,84 @@ void strip_for_inference(onnx::ModelProto& proto) {
   }
 }
 
+namespace {
+
+// ONNX 1.12's data propagation does not evaluate ConstantOfShape, so the
+// shape PyTorch's repeat export feeds to Expand (ConstantOfShape of a
+// Constant) stays unknown, and with it every shape after it until
+// fold_constants has run and inference runs again (on a 100k-node model,
+// half of the import + rewrite time). In the copy that inference runs on
+// (never in the IR), such a ConstantOfShape becomes the Constant it computes.
+void precompute_constant_of_shape(onnx::ModelProto& proto) {
+  constexpr int64_t kMaxElems = int64_t(1) << 16;
+  std::unordered_map<std::string, std::vector<int64_t>> ints;  // small int64 constants by name
+  auto remember = [&](const std::string& name, const onnx::TensorProto& t) {
+    if (t.data_type() != onnx::TensorProto::INT64 || t.dims_size() > 1) return;
+    try {
+      ir::Tensor v = tensor_from_proto(t, name);
+      if (v.i.size() <= 64) ints[name] = v.i;
+    } catch (const std::exception&) {
+    }
+  };
+  onnx::GraphProto* g = proto.mutable_graph();
+  for (const auto& t : g->initializer()) remember(t.name(), t);
+  for (onnx::NodeProto& n : *g->mutable_node()) {
+    const bool std_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    if (std_domain && n.op_type() == "Constant" && n.output_size() == 1) {
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.has_t()) remember(n.output(0), a.t());
+      continue;
+    }
+    if (!std_domain || n.op_type() != "ConstantOfShape" || n.input_size() != 1 || n.output_size() != 1) continue;
+    auto it = ints.find(n.input(0));
+    if (it == ints.end()) continue;
+    int64_t count = 1;
+    bool ok = true;
+    for (int64_t d : it->second) {
+      ok &= d >= 0 && d <= kMaxElems;
+      if (ok) count *= d;
+      ok &= count <= kMaxElems;
+    }
+    onnx::TensorProto value;
+    value.set_data_type(onnx::TensorProto::FLOAT);
+    value.add_float_data(0.0f);
+    for (const auto& a : n.attribute())
+      if (a.name() == "value" && a.has_t()) value = a.t();
+    ir::Tensor one;
+    try {
+      one = tensor_from_proto(value, "ConstantOfShape value");
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok || one.numel() != 1 || (one.is_float() ? one.f.size() : one.i.size()) != 1) continue;
+    ir::Tensor filled;
+    filled.dtype = one.dtype;
+    filled.shape = it->second;
+    if (one.is_float()) filled.f.assign(static_cast<size_t>(count), one.f[0]);
+    else filled.i.assign(static_cast<size_t>(count), one.i[0]);
+    onnx::TensorProto t;
+    try {
+      t = tensor_to_proto(filled, n.output(0));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (t.data_type() != value.data_type()) continue;
+    n.set_op_type("Constant");
+    n.clear_input();
+    n.clear_attribute();
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = t;
+    remember(n.output(0), t);
+  }
+}
+
+}  // namespace
+
 void run_inference(onnx::ModelProto& proto) {
   install_inference_guards();
+  precompute_constant_of_shape(proto);
   try {
     onnx::ShapeInferenceOptions opts{false, 0, true};
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), opts);
