@@ -1,8 +1,16 @@
 #include "compile.h"
 
+#include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -10,6 +18,7 @@
 
 #include "onnx/onnx_io.h"
 #include "pass.h"
+#include "runtime_weights.h"
 
 namespace batchconv::compiler {
 
@@ -76,11 +85,29 @@ std::vector<std::string> run_rewrites(ir::Model& model) {
 
 namespace {
 
-bool valid_c_name(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+// Why `s` cannot name the generated C function (and its <s>_impl, <s>_f32, ...
+// companions), or "" when it can.
+std::string c_name_problem(const std::string& s) {
+  static const std::set<std::string> kKeywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+      "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      "main", "errno", "stdin", "stdout", "stderr", "assert"};
+  if (s.empty()) return "is empty";
+  if (s.size() > 200) return "is longer than 200 characters";
+  if (std::isdigit(static_cast<unsigned char>(s[0]))) return "starts with a digit";
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  return true;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return "has a character other than [A-Za-z0-9_]";
+  if (kKeywords.count(s)) return "is a C/C++ keyword or standard name";
+  if (s[0] == '_' || s.find("__") != std::string::npos) return "is reserved in C (leading '_' or a '__')";
+  if (s.rfind("halide_", 0) == 0) return "would clash with the Halide runtime's halide_* symbols";
+  return "";
 }
 
 // A temporary folder inside `dir`, removed on destruction unless released.
@@ -90,9 +117,11 @@ struct TempDir {
     std::random_device rd;
     for (int k = 0; k < 100 && path.empty(); ++k) {
       fs::path p = dir / (".batchconv-compile." + std::to_string(getpid()) + "." + std::to_string(rd() % 1000000));
-      if (fs::create_directory(p)) path = p;
+      std::error_code ec;
+      if (fs::create_directory(p, ec)) path = p;
+      else if (ec) throw Error("-o " + dir.string() + ": cannot create a temporary folder there (" + ec.message() + ")");
     }
-    if (path.empty()) throw Error("cannot create a temporary folder in " + dir.string());
+    if (path.empty()) throw Error("-o " + dir.string() + ": cannot create a temporary folder there");
   }
   ~TempDir() {
     std::error_code ec;
@@ -100,11 +129,88 @@ struct TempDir {
   }
 };
 
+// Runs `fn` (Halide's code generation and file writing) in a child process on
+// a thread with a large stack: LLVM aborts the process on a failed write
+// (report_fatal_error), and Halide recurses over deep pipelines, so neither
+// may take the tool down with its temporary folder. The child's exception
+// message, exit or signal becomes an Error here.
+void run_isolated(const std::function<void()>& fn, const std::string& what) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error(what + ": cannot create a pipe (" + std::strerror(errno) + ")");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(what + ": cannot fork (" + std::strerror(errno) + ")");
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::signal(SIGXFSZ, SIG_IGN);  // a file size limit becomes a failed write, not a kill
+    struct Job {
+      const std::function<void()>* fn;
+      std::string error;
+    } job{&fn, ""};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, size_t(1) << 30);
+    pthread_t th;
+    auto body = [](void* p) -> void* {
+      auto* j = static_cast<Job*>(p);
+      try {
+        (*j->fn)();
+      } catch (const std::exception& e) {
+        j->error = e.what();
+        if (j->error.empty()) j->error = "unknown error";
+      } catch (...) {
+        j->error = "unknown error";
+      }
+      return nullptr;
+    };
+    if (pthread_create(&th, &attr, body, &job) != 0) body(&job);
+    else pthread_join(th, nullptr);
+    if (!job.error.empty()) {
+      ssize_t unused = ::write(fds[1], job.error.data(), job.error.size());
+      (void)unused;
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) msg.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) throw Error(what + ": " + msg);
+  if (WIFSIGNALED(status))
+    throw Error(what + ": Halide's code generator died (signal " + std::to_string(WTERMSIG(status)) + ", " +
+                strsignal(WTERMSIG(status)) + "); nothing was written");
+  throw Error(what + ": Halide's code generator failed (exit " + std::to_string(WEXITSTATUS(status)) +
+              ", see the message above; a full disk or a file size limit?); nothing was written");
+}
+
+// Outputs may replace earlier outputs, never the model itself or a non-regular file.
+void check_destination(const fs::path& to, const std::string& model_path) {
+  io::check_not_an_input(to.string(), {model_path});
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(to, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+    throw Error(to.string() + ": exists and is not a regular file; refusing to replace it");
+}
+
 }  // namespace
 
 CompileSummary compile_model_file(const std::string& model_path, const CompileOptions& options) {
-  const std::string name = options.name.empty() ? default_name(model_path) : options.name;
-  if (!valid_c_name(name)) throw Error("--name '" + name + "' is not a C identifier");
+  std::string name = options.name.empty() ? default_name(model_path) : options.name;
+  if (options.name.empty() && !c_name_problem(name).empty()) name = "model_" + name;
+  if (std::string why = c_name_problem(name); !why.empty())
+    throw Error("--name '" + name + "' " + why + "; expected a C identifier for the generated function");
   std::vector<Halide::Target> targets = parse_targets(options.target);
   const fs::path dir(options.out_dir.empty() ? "." : options.out_dir);
   if (!fs::is_directory(dir)) throw Error("-o " + dir.string() + ": no such folder");
@@ -112,27 +218,33 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   CompileSummary summary;
   std::unique_ptr<ir::Model> model = io::load_model(model_path);
   bind_input_shapes(*model, model_path, options.shapes);
-  if (options.run_rewrites) summary.passes = run_rewrites(*model);
+  RuntimeWeightPlan plan;
+  if (options.runtime_weights) plan = plan_runtime_weights(model, model_path, options.run_rewrites, &summary.passes);
+  else if (options.run_rewrites) summary.passes = run_rewrites(*model);
   for (const auto& n : model->graph.nodes())
     if (!n->dead) ++summary.nodes;
 
   LowerOptions lo;
   lo.runtime_weights = options.runtime_weights;
+  if (options.runtime_weights) lo.weight_plan = &plan;
   lo.target = targets.front();  // schedules are chosen for the best target
   LoweredModel lowered = lower_model(*model, model_path, lo);
 
-  TempDir tmp(dir);
   const std::string impl = name + "_impl";
+  for (const std::string& f : {"lib" + name + ".a", impl + ".h", name + ".h"}) check_destination(dir / f, model_path);
+  TempDir tmp(dir);
   const fs::path prefix = tmp.path / impl;
-  try {
-    if (targets.size() == 1) {
-      lowered.pipeline.compile_to_static_library(prefix.string(), lowered.arguments, impl, targets.front());
-    } else {
-      lowered.pipeline.compile_to_multitarget_static_library(prefix.string(), lowered.arguments, targets);
+  run_isolated([&] {
+    try {
+      if (targets.size() == 1) {
+        lowered.pipeline.compile_to_static_library(prefix.string(), lowered.arguments, impl, targets.front());
+      } else {
+        lowered.pipeline.compile_to_multitarget_static_library(prefix.string(), lowered.arguments, targets);
+      }
+    } catch (const Halide::Error& e) {
+      throw Error(std::string("Halide failed to compile the lowered pipeline: ") + e.what());
     }
-  } catch (const Halide::Error& e) {
-    throw Error(model_path + ": Halide failed to compile the lowered pipeline: " + e.what());
-  }
+  }, model_path);
   {
     std::ofstream h(tmp.path / (name + ".h"));
     h << wrapper_header(lowered, name, model_path, options);
@@ -147,7 +259,9 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     if (!fs::exists(from)) throw Error("Halide did not write " + from.filename().string());
   }
   for (const auto& [from, to] : moves) {
-    fs::rename(from, to);
+    std::error_code ec;
+    fs::rename(from, to, ec);
+    if (ec) throw Error(to.string() + ": cannot move the compiled file into place (" + ec.message() + ")");
     summary.files.push_back(to.string());
   }
   return summary;

@@ -1,10 +1,14 @@
 #include "lower.h"
 
+#include <onnx/defs/schema.h>
+
 #include <algorithm>
+#include <set>
 
 #include "interpreter/interpreter.h"
 #include "onnx/onnx_io.h"
 #include "ops.h"
+#include "runtime_weights.h"
 
 namespace batchconv::compiler {
 
@@ -43,6 +47,19 @@ std::string dims_of(const std::vector<ir::Dim>& d) {
   return s + ")";
 }
 
+// Halide indexes buffers in 32 bits: every value the pipeline holds must stay below 2^31 elements.
+constexpr int64_t kMaxElements = (int64_t(1) << 31) - 1;
+
+void check_size(const LoweringContext& cx, const ir::Node* n, const std::string& what, const std::vector<int64_t>& shape) {
+  const int64_t count = numel(shape);
+  if (count >= 0 && count <= kMaxElements) return;
+  const std::string msg = what + " of shape " + shape_str(shape) + " has " +
+                          (count < 0 ? std::string("a negative dimension") : "more than 2^31 - 1 elements") +
+                          ", beyond Halide's 32-bit indexing";
+  if (n) cx.fail(*n, msg);
+  throw Error(cx.origin() + ": " + msg);
+}
+
 void lower_input(LoweringContext& cx, const ir::Value* v) {
   if (v->type.dtype != ir::DType::Float) {
     throw Error(cx.origin() + ": input '" + v->name + "' has type " + ir::dtype_name(v->type.dtype) +
@@ -63,9 +80,77 @@ void lower_input(LoweringContext& cx, const ir::Value* v) {
   cx.inputs.push_back(std::move(info));
 }
 
-void lower_initializer(LoweringContext& cx, const ir::Value* v) {
+// An ImageParam weight argument and the Func reading it.
+LTensor weight_param(LoweringContext& cx, const std::string& name, const std::vector<int64_t>& shape) {
+  ParamInfo info;
+  info.onnx_name = name;
+  info.c_name = cx.unique_c_name(name);
+  info.shape = shape;
+  info.param = Halide::ImageParam(Halide::Float(32), static_cast<int>(shape.size()), info.c_name);
+  constrain_dense(info.param, reversed(shape));
+  std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
+  Func f(cx.unique_c_name("f_w_" + name));
+  f(vars) = info.param(std::vector<Expr>(vars.begin(), vars.end()));
+  cx.weights.push_back(std::move(info));
+  return make_tensor(f, shape);
+}
+
+// Element k (row-major) of t, for k in [0, numel).
+Expr flat_read(const LTensor& t, Expr k) {
+  k = Halide::clamp(k, 0, static_cast<int>(std::max<int64_t>(1, t.numel()) - 1));
+  std::vector<Expr> idx(t.shape.size());
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    const int extent = static_cast<int>(t.shape[d]);
+    idx[d] = k % extent;
+    k = k / extent;
+  }
+  return read(t, idx);
+}
+
+// A weight the rewrites rebuilt from the originals, gathered inside the
+// pipeline once per call (compute_root) from the caller's weights.
+LTensor derived_weight(LoweringContext& cx, const ir::Value* v, const DerivedWeight& d,
+                       const std::vector<LTensor>& originals) {
+  const std::vector<int64_t>& shape = v->constant->shape;
+  std::vector<int> extents;
+  for (auto it = shape.rbegin(); it != shape.rend(); ++it) extents.push_back(static_cast<int>(*it));
+  Halide::Buffer<int32_t> src(extents, cx.unique_c_name("src_" + v->name));
+  Halide::Buffer<int32_t> idx(extents, cx.unique_c_name("idx_" + v->name));
+  std::set<int> used;
+  for (size_t e = 0; e < d.sources.size(); ++e) {
+    src.data()[e] = d.sources[e];
+    idx.data()[e] = static_cast<int32_t>(d.index[e]);
+    if (d.sources[e] >= 0) used.insert(d.sources[e]);
+  }
+  std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
+  std::vector<Expr> args(vars.begin(), vars.end());
+  Expr value = Halide::cast<float>(0);
+  for (int s : used) value = Halide::select(src(args) == s, flat_read(originals[s], idx(args)), value);
+  Func f(cx.unique_c_name("f_rebuilt_" + v->name));
+  f(vars) = value;
+  f.compute_root();
+  if (!vars.empty() && shape.back() >= 8) f.vectorize(vars[0], 8, Halide::TailStrategy::GuardWithIf);
+  return make_tensor(f, shape);
+}
+
+void lower_initializer(LoweringContext& cx, const ir::Value* v, const std::vector<LTensor>& originals) {
   const ir::Tensor& t = *v->constant;
-  if (cx.options().runtime_weights && t.dtype == ir::DType::Float && !v->uses.empty()) {
+  check_size(cx, nullptr, "initializer '" + v->name + "'", t.shape);
+  if (const RuntimeWeightPlan* plan = cx.options().weight_plan) {
+    if (auto it = plan->unchanged.find(v->name); it != plan->unchanged.end()) {
+      cx.define(v, originals[it->second]);
+      return;
+    }
+    if (auto it = plan->derived.find(v->name); it != plan->derived.end()) {
+      cx.define(v, derived_weight(cx, v, it->second, originals));
+      return;
+    }
+    cx.define(v, constant_tensor(t, cx.unique_c_name("c_" + v->name)));
+    return;
+  }
+  bool scalar_attribute = !v->uses.empty();
+  for (const ir::Use& u : v->uses) scalar_attribute &= is_scalar_attribute_slot(*u.node, static_cast<size_t>(u.index));
+  if (cx.options().runtime_weights && t.dtype == ir::DType::Float && !v->uses.empty() && !scalar_attribute) {
     ParamInfo info;
     info.onnx_name = v->name;
     info.c_name = cx.unique_c_name(v->name);
@@ -106,11 +191,42 @@ bool fold_node(LoweringContext& cx, const ir::Node& n) {
   return true;
 }
 
+// The pipeline computes float32: every input the node's schema types as data
+// (a type constraint that admits float) must be float32; inputs of a fixed
+// non-float type (shapes, axes, indices) must be compile-time constants,
+// which the lowering reads as numbers. Ops without a schema (the project's
+// own domain) take float32 data only.
+void check_input_types(const LoweringContext& cx, const ir::Node& n) {
+  const onnx::OpSchema* schema =
+      n.domain.empty() ? onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(cx.opset("")), "") : nullptr;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const ir::Value* v = n.inputs[k];
+    if (!v) continue;
+    const LTensor* t = cx.optional_input(n, k);
+    const ir::DType dt = t && t->constant ? t->constant->dtype : v->type.dtype;
+    bool data = true;
+    if (schema && !schema->inputs().empty()) {
+      const auto& formal = schema->inputs()[std::min(k, schema->inputs().size() - 1)];
+      data = false;
+      for (const std::string* ty : formal.GetTypes()) data |= *ty == "tensor(float)";
+    }
+    if (data && dt != ir::DType::Float) {
+      cx.fail(n, "input " + std::to_string(k) + " ('" + v->name + "') has type " + ir::dtype_name(dt) +
+                     "; the compiler computes float32 only");
+    }
+    if (!data && !(t && t->constant)) {
+      cx.fail(n, "input " + std::to_string(k) + " ('" + v->name + "') of type " + ir::dtype_name(dt) +
+                     " must be known at compile time (a constant or initializer)");
+    }
+  }
+}
+
 void check_shapes(const LoweringContext& cx, const ir::Node& n) {
   for (const ir::Value* v : n.outputs) {
     if (!v || (v->uses.empty() && !v->is_graph_output)) continue;
     if (!cx.has(v)) cx.fail(n, "output '" + v->name + "' was not lowered (internal error)");
     const LTensor& t = cx.at(v);
+    check_size(cx, &n, "output '" + v->name + "'", t.shape);
     if (numel(t.shape) == 0) cx.fail(n, "output '" + v->name + "' of shape " + shape_str(t.shape) + " is empty; empty tensors are not supported");
     if (!v->type.shape) continue;
     const auto& d = *v->type.shape;
@@ -200,22 +316,41 @@ void bind_input_shapes(ir::Model& model, const std::string& origin,
 LoweredModel lower_model(const ir::Model& model, const std::string& origin, const LowerOptions& options) {
   LoweringContext cx(model, origin, options);
   const ir::Graph& g = model.graph;
+  size_t live = 0;
+  for (const auto& n : g.nodes()) live += !n->dead;
+  if (live > kMaxNodes) {
+    throw Error(origin + ": " + std::to_string(live) + " nodes after rewrites; the compiler lowers at most " +
+                std::to_string(kMaxNodes) + " into one Halide pipeline (Halide's compile time grows faster than "
+                "linearly with pipeline depth); split the model or run it through the runtime API");
+  }
   for (const ir::Value* v : g.inputs) {
     if (v->constant) continue;
     if (!v->type.shape) throw Error(origin + ": input '" + v->name + "' has no known shape");
     for (const ir::Dim& d : *v->type.shape) {
       if (!d.known()) throw Error(origin + ": input '" + v->name + "' has a dynamic dim; bind it with --shape");
     }
+    std::vector<int64_t> shape;
+    for (const ir::Dim& d : *v->type.shape) shape.push_back(d.value);
+    check_size(cx, nullptr, "input '" + v->name + "'", shape);
     lower_input(cx, v);
   }
+  // Runtime weights by the original model's names, all of them, in file order.
+  std::vector<LTensor> originals;
+  if (options.weight_plan)
+    for (const OriginalWeight& o : options.weight_plan->originals) originals.push_back(weight_param(cx, o.name, o.shape));
   for (const auto& v : g.values()) {
-    if (v->constant && !v->producer && (!v->uses.empty() || v->is_graph_output)) lower_initializer(cx, v.get());
+    if (v->constant && !v->producer && (!v->uses.empty() || v->is_graph_output)) lower_initializer(cx, v.get(), originals);
   }
   for (const ir::Node* n : g.topological_order()) {
     if (n->dead || cx.is_fused(n)) continue;
-    if (fold_node(cx, *n)) continue;
+    if (fold_node(cx, *n)) {
+      for (const ir::Value* v : n->outputs)
+        if (v && cx.has(v)) check_size(cx, n, "output '" + v->name + "'", cx.at(v).shape);
+      continue;
+    }
     const OpLowering* lowering = find_op_lowering(n->domain, n->op_type);
     if (!lowering) cx.fail(*n, "unsupported op");
+    check_input_types(cx, *n);
     try {
       (*lowering)(cx, *n);
     } catch (const Halide::CompileError& e) {

@@ -11,9 +11,9 @@ using Halide::Func;
 using Halide::Var;
 
 int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  ir::Tensor t;  // the IR's count: -1 for a negative dim, INT64_MAX on overflow
+  t.shape = s;
+  return t.numel();
 }
 
 int64_t LTensor::numel() const { return compiler::numel(shape); }

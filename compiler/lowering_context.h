@@ -61,8 +61,14 @@ struct OutputInfo {
   Halide::Func func;
 };
 
+struct RuntimeWeightPlan;
+
 struct LowerOptions {
   bool runtime_weights = false;  // float initializers become ImageParams instead of baked Buffers
+  // With runtime weights: the original model's weights are the arguments and
+  // the rewritten ones are rebuilt from them (runtime_weights.h). Without a
+  // plan, the float initializers of the lowered model itself are the arguments.
+  const RuntimeWeightPlan* weight_plan = nullptr;
   Halide::Target target = Halide::get_host_target();
 };
 

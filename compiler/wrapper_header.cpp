@@ -52,14 +52,45 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   }
   h << "// Every buffer is dense row-major float32 in host memory with exactly that\n"
     << "// shape (as a halide_buffer_t, dim 0 is the last ONNX dim, min 0). Weights\n"
-    << "// (--weights=runtime) are the model's float initializers after rewrites, in\n"
-    << "// initializer order. Returns 0, or a negative Halide error code after\n"
-    << "// reporting the problem through halide_error() (stderr by default).\n"
+    << "// (--weights=runtime) are the original model's float initializers, by their\n"
+    << "// names and shapes in the model file, in the order listed above (a PyTorch\n"
+    << "// state_dict); what the rewrites do to them happens inside the pipeline.\n"
+    << "// Returns 0, or a negative Halide error code after reporting the problem to\n"
+    << "// the error handler (" << name << "_set_error_handler; default: a line on stderr).\n"
+    << "// It never aborts the app. " << name << "_last_error() returns the last\n"
+    << "// message on this thread.\n"
     << "// int " << name << "_f32(...): the same on raw dense float arrays.\n"
     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
     << "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n"
     << "#include \"HalideRuntime.h\"\n#include \"" << name << "_impl.h\"\n\n"
-    << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+    << "#ifdef __cplusplus\nextern \"C\" {\n#define " << guard << "_TLS thread_local\n#else\n#define " << guard
+    << "_TLS _Thread_local\n#endif\n\n";
+
+  // Error reporting: a per-library handler (stderr by default), the last
+  // message per thread, and a Halide error handler that routes errors raised
+  // inside this library's pipeline there instead of Halide's default (abort).
+  const std::string tls = guard + "_TLS";
+  h << "typedef void (*" << name << "_error_handler_t)(void *user, const char *msg);\n"
+    << "static inline void " << name << "__stderr(void *user, const char *msg) {\n"
+    << "  (void)user;\n  fprintf(stderr, \"%s\\n\", msg);\n}\n"
+    << "struct " << name << "__errors {\n  " << name << "_error_handler_t fn;\n  void *user;\n"
+    << "  void (*halide_prev)(void *, const char *);\n};\n"
+    << "static inline struct " << name << "__errors *" << name << "__error_state(void) {\n"
+    << "  static struct " << name << "__errors s = {" << name << "__stderr, NULL, NULL};\n  return &s;\n}\n"
+    << "static inline char *" << name << "__last(void) {\n  static " << tls << " char msg[1024];\n  return msg;\n}\n"
+    << "static inline int *" << name << "__inside(void) {\n  static " << tls << " int inside;\n  return &inside;\n}\n"
+    << "// Where errors go (NULL: nowhere; the message is still in " << name << "_last_error()).\n"
+    << "static inline void " << name << "_set_error_handler(" << name << "_error_handler_t fn, void *user) {\n"
+    << "  " << name << "__error_state()->fn = fn;\n  " << name << "__error_state()->user = user;\n}\n"
+    << "static inline const char *" << name << "_last_error(void) { return " << name << "__last(); }\n"
+    << "static inline void " << name << "__report(const char *msg) {\n"
+    << "  struct " << name << "__errors *s = " << name << "__error_state();\n"
+    << "  snprintf(" << name << "__last(), 1024, \"%s\", msg);\n  if (s->fn) s->fn(s->user, msg);\n}\n"
+    << "static inline void " << name << "__halide_error(void *uc, const char *msg) {\n"
+    << "  if (*" << name << "__inside()) " << name << "__report(msg);\n"
+    << "  else if (" << name << "__error_state()->halide_prev) " << name << "__error_state()->halide_prev(uc, msg);\n}\n"
+    << "__attribute__((constructor)) static void " << name << "__install(void) {\n"
+    << "  " << name << "__error_state()->halide_prev = halide_set_error_handler(" << name << "__halide_error);\n}\n\n";
 
   h << "static const int " << name << "_num_inputs = " << m.inputs.size() << ";\n"
     << "static const int " << name << "_num_weights = " << m.weights.size() << ";\n"
@@ -82,13 +113,16 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "    if (b == NULL || b->host == NULL) {\n"
     << "      if (n < (int)sizeof msg) snprintf(msg + n, sizeof msg - n, \"%s\", b == NULL ? \"NULL\" : \"no host memory\");\n"
     << "    } else {\n"
-    << "      if (n < (int)sizeof msg) n += snprintf(msg + n, sizeof msg - n, \"type code %d bits %d, shape (\", (int)b->type.code, (int)b->type.bits);\n"
+    << "      static const char *const codes[] = {\"int\", \"uint\", \"float\", \"handle\", \"bfloat\"};\n"
+    << "      const char *code = b->type.code <= 4 ? codes[b->type.code] : \"type\";\n"
+    << "      if (n < (int)sizeof msg) n += snprintf(msg + n, sizeof msg - n, \"%s%d%s, rank %d, shape (\", code, (int)b->type.bits,\n"
+    << "                                                b->type.lanes == 1 ? \"\" : \" vector\", b->dimensions);\n"
     << "      for (k = b->dimensions - 1; k >= 0 && n < (int)sizeof msg; --k) n += snprintf(msg + n, sizeof msg - n, \"%s%d\", k == b->dimensions - 1 ? \"\" : \", \", b->dim[k].extent);\n"
     << "      if (n < (int)sizeof msg) n += snprintf(msg + n, sizeof msg - n, \"), strides (\");\n"
     << "      for (k = b->dimensions - 1; k >= 0 && n < (int)sizeof msg; --k) n += snprintf(msg + n, sizeof msg - n, \"%s%d\", k == b->dimensions - 1 ? \"\" : \", \", b->dim[k].stride);\n"
     << "      if (n < (int)sizeof msg) snprintf(msg + n, sizeof msg - n, \")\");\n"
     << "    }\n  }\n"
-    << "  halide_error(NULL, msg);\n  return halide_error_code_bad_dimensions;\n}\n\n";
+    << "  " << name << "__report(msg);\n  return halide_error_code_bad_dimensions;\n}\n\n";
 
   // The entry point.
   h << "static inline int " << name << "(";
@@ -123,9 +157,9 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       call.push_back(a.c_name);
     }
   }
-  h << "  err = " << name << "_impl(";
+  h << "  ++*" << name << "__inside();\n  err = " << name << "_impl(";
   for (size_t k = 0; k < call.size(); ++k) h << (k ? ", " : "") << call[k];
-  h << ");\n";
+  h << ");\n  --*" << name << "__inside();\n";
   for (const Arg* a : views) h << "  " << a->c_name << "->flags = view_" << a->c_name << ".flags;\n";
   h << "  return err;\n}\n\n";
 

@@ -1,5 +1,6 @@
 // Elementwise and linear-algebra kernels: Add Sub Mul Div Equal Where Relu
-// Cast Identity MatMul Gemm.
+// Clip Cast Identity MatMul Gemm.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -219,6 +220,29 @@ void register_math_kernels(Registry& r) {
     Tensor t = in(i, 0, "X");
     for (float& x : t.f) x = x > 0 ? x : 0.0f;
     for (int64_t& x : t.i) x = x > 0 ? x : 0;
+    t.onnx_proto.clear();
+    Outputs o;
+    o.push_back(std::move(t));
+    return o;
+  };
+  r["Clip"] = [](const ir::Node& n, const Inputs& i, int64_t opset) {
+    Tensor t = in(i, 0, "input");
+    if (!t.is_float()) fail("Clip supports float tensors only");
+    double lo = -INFINITY, hi = INFINITY;
+    auto scalar = [&](size_t k, double* v) {
+      const Tensor* s = opt_in(i, k);
+      if (!s) return;
+      if (s->numel() != 1) fail(std::string(k == 1 ? "min" : "max") + " must be a scalar");
+      *v = get(*s, 0);
+    };
+    if (opset >= 11) {
+      scalar(1, &lo);
+      scalar(2, &hi);
+    } else {
+      if (const ir::Attribute* a = n.attr("min")) lo = a->f;
+      if (const ir::Attribute* a = n.attr("max")) hi = a->f;
+    }
+    for (float& x : t.f) x = static_cast<float>(std::min(hi, std::max(lo, static_cast<double>(x))));
     t.onnx_proto.clear();
     Outputs o;
     o.push_back(std::move(t));
