@@ -11,7 +11,10 @@
 #include <limits>
 
 #include "conv_algorithm.h"
+#include "conv_chooser.h"
 #include "conv_schedule_cpu.h"
+#include "conv_schedule_cpu_channels.h"
+#include "target_facts.h"
 #include "ops.h"
 
 namespace batchconv::compiler {
@@ -184,18 +187,49 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     result = relu->outputs[0];
     cx.mark_fused(relu);
   }
-  batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr));
+  // The project's one chooser picks the family and point for this conv.
+  batchconv_gen::ConvProblem q;
+  q.op = batched ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
+  q.batch = s.B;
+  q.n = s.N;
+  q.groups = s.G;
+  q.cin_g = s.cin_g;
+  q.cout_g = s.cout_g;
+  q.in_w = s.in_w;
+  q.in_h = s.in_h;
+  q.out_w = s.out_w;
+  q.out_h = s.out_h;
+  q.kernel_w = s.k_w;
+  q.kernel_h = s.k_h;
+  q.stride_x = static_cast<int>(s.s_w);
+  q.stride_y = static_cast<int>(s.s_h);
+  q.dilation_x = static_cast<int>(s.d_w);
+  q.dilation_y = static_cast<int>(s.d_h);
+  const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
+  const batchconv_gen::ConvChoice choice = batchconv_gen::choose_conv_schedule(q, facts);
+  const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
+  batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(
+      in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr), /*clamp_channels=*/!channels);
   const batchconv_gen::ConvVars& v = f.v;
   Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
   out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
   out6.compute_root();
-  batchconv_gen::ConvExtents e;
-  e.out_w = i32(s.out_w);
-  e.out_h = i32(s.out_h);
-  e.cin_g = i32(s.cin_g);
-  e.cout_g = i32(s.cout_g);
-  e.stride_x = i32(s.s_w);
-  batchconv_gen::schedule_conv_cpu(out6, f, {v.n, v.b}, e, cx.target());
+  if (channels) {
+    // Weights packed once per call, the output channel innermost; the
+    // model's activations are NCHW Funcs (x innermost).
+    w6.compute_root().reorder_storage(co, ci, kx, ky, g, B);
+    batchconv_gen::ChannelsExtents e{i32(s.out_w), i32(s.cout_g), Halide::Internal::make_bool(false),
+                                     Halide::Internal::make_bool(false)};
+    batchconv_gen::schedule_conv_cpu_channels(out6, f, {v.n, v.b}, e, choice.schedule, facts);
+  } else {
+    batchconv_gen::ConvExtents e;
+    e.out_w = i32(s.out_w);
+    e.out_h = i32(s.out_h);
+    e.cin_g = i32(s.cin_g);
+    e.cout_g = i32(s.cout_g);
+    e.stride_x = i32(s.s_w);
+    batchconv_gen::schedule_conv_cpu(out6, f, {v.n, v.b}, e, choice.schedule, facts);
+  }
 
   // Back to ONNX order: (B,) N, C, (H,) W.
   std::vector<int64_t> shape;

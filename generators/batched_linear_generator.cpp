@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "Halide.h"
-#include "conv_schedule_cpu.h"
+#include "target_facts.h"
 
 namespace batchconv_gen {
 
@@ -79,30 +79,31 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
   // 143 (66%) with a shared x; seed 3's B = 100, N = 10, 50 -> 75: 79 (36%),
   // too small to amortise the tile edges (75 = 4.7 vectors).
   void schedule_cpu() {
-    const CpuRegisters regs = cpu_registers(get_target());
-    const int tn = std::min(12, channels_per_tile(regs, 2));
+    const TargetFacts facts = target_facts(get_target());
+    const int vec = facts.vector_floats;
+    const int tn = std::min(12, std::max(1, (facts.registers - 3) / 2));
     Var mo("mo"), mi("mi"), no("no"), ni("ni"), t("t"), mv("mv");
     Expr m_extent = y.dim(0).extent();
 
     // vectors = 0: one output column per tile, scalar code.
     auto tile = [&](Stage out, Stage init, Stage update, int vectors) {
-      const int width = vectors > 0 ? regs.vec * vectors : 1;
+      const int width = vectors > 0 ? vec * vectors : 1;
       out.split(m_, mo, mi, width, TailStrategy::ShiftInwards)
           .split(n_, no, ni, tn, TailStrategy::GuardWithIf)
           .reorder(mi, ni, mo, no, b_)
           .fuse(no, b_, t)
           .parallel(t);
       if (vectors == 0) return;
-      out.vectorize(mi, regs.vec);
+      out.vectorize(mi, vec);
       for (Stage s : {init, update}) {
-        s.split(n_, no, n_, tn, TailStrategy::RoundUp).split(m_, m_, mv, regs.vec);
+        s.split(n_, no, n_, tn, TailStrategy::RoundUp).split(m_, m_, mv, vec);
       }
       init.reorder(mv, m_, n_, no).vectorize(mv).unroll(m_).unroll(n_);
       update.reorder(mv, m_, n_, r_, no).vectorize(mv).unroll(m_).unroll(n_);
     };
     Stage update = acc_.update();
     for (int vectors : {2, 1}) {
-      Expr fits = m_extent >= regs.vec * vectors;
+      Expr fits = m_extent >= vec * vectors;
       tile(y.specialize(fits), acc_.specialize(fits), update.specialize(fits), vectors);
     }
     tile(y, acc_, update, 0);

@@ -23,28 +23,29 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
   Input<int32_t> pad_x{"pad_x"};  // padding before the first column
   Input<int32_t> pad_y{"pad_y"};  // padding before the first row
   Input<bool> relu{"relu"};
+  // The schedule point: family (rows | channels) and its fields
+  // (schedule_space.h); the channels family takes w with Cout_g innermost.
+  ConvScheduleParams schedule_point;
   // (w', h', co, g, n, b): y of shape (N, B*G*Cout_g, H', W') or (B, N, G*Cout_g, H', W')
   Output<Buffer<float>> y{"y", 6};
 
   void generate() {
     bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
+    point_ = schedule_point.point(get_target());
     ConvGeometry geo = conv_geometry(x, w, stride_x, stride_y, dilation_x, dilation_y, pad_x, pad_y);
     ConvVars v;
     Func x6("x_shared");
     x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
-    f_ = define_conv(x6, w, bias, geo, relu);
+    f_ = define_conv(x6, w, bias, geo, relu, point_.family != ConvFamily::Channels);
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b);
+    constrain_buffers(point_.family, x, w, y);
   }
 
   void schedule() {
     if (auto_schedule) {
       schedule_auto();
-    } else if (get_target().has_gpu_feature()) {
-      schedule_conv_cuda(y, f_, {f_.v.n, f_.v.b});
     } else {
-      ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
-                    stride_x};
-      schedule_conv_cpu(y, f_, {f_.v.n, f_.v.b}, e, get_target(), {f_.v.b});
+      schedule_conv_generator(y, f_, {f_.v.n, f_.v.b}, x, w, stride_x, point_, get_target(), {f_.v.b});
     }
   }
 
@@ -65,6 +66,7 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
   }
 
   ConvFuncs f_;
+  ConvSchedule point_;
 };
 
 }  // namespace batchconv_gen

@@ -45,17 +45,13 @@ struct ConvFuncs {
   Halide::Func output{"output"};  // conv, optionally through ReLU
   Halide::RDom r;                 // (kx, ky, ci)
   ConvGeometry geo;               // the geometry it was built with
-  // Channels-in-vector form only (define_conv_cv): conv and block are
-  // indexed (co, x, y, g, n, b), so their storage has the channel innermost.
-  Halide::Func weight_packed{"weight_packed"};  // (co, kx, ky, ci, g, b)
-  Halide::Func block{"block"};                  // conv, stored per task, read transposed
 };
 
 namespace detail {
 
-// The parts both forms share: the zero-padded input, the reduction domain
-// (kx, ky, ci) and the input coordinates (*ix, *iy) of output (x, y) at tap
-// (kx, ky); and the fused ReLU on top of `acc`.
+// The zero-padded input, the reduction domain (kx, ky, ci) and the input
+// coordinates (*ix, *iy) of output (x, y) at tap (kx, ky); and the fused
+// ReLU on top of `acc`.
 inline void define_window(ConvFuncs& f, Halide::Func input, const ConvGeometry& geo,
                           Halide::Expr* ix, Halide::Expr* iy) {
   using namespace Halide;
@@ -80,8 +76,12 @@ inline void define_output(ConvFuncs& f, const Halide::Expr& acc, const Halide::E
 // Builds y = act(bias + sum_{kx,ky,ci} x_pad(x*sx + kx*dx - px, y*sy + ky*dy - py, ci) * w(kx, ky, ci, co))
 // for every (co, g, n, b). `input`, `weight` and `bias` are 6-, 6- and 3-D
 // Funcs in the grouped view above; `relu` is a boolean Expr.
+// `clamp_channels` clamps the channel index of weight and bias reads, for
+// schedules that round channel tiles up past Cout_g (the rows family); the
+// channels family never does (ShiftInwards) and needs the plain index for
+// dense vector loads of packed weights. Either way the values are the same.
 inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Func bias,
-                             const ConvGeometry& geo, Halide::Expr relu) {
+                             const ConvGeometry& geo, Halide::Expr relu, bool clamp_channels = true) {
   using namespace Halide;
   ConvFuncs f;
   Expr ix, iy;
@@ -91,33 +91,10 @@ inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Fu
   // The channel index of weight and bias is clamped so that schedules may
   // round channel tiles up past Cout_g without reading out of bounds (the
   // extra channels are computed into scratch space and never stored).
-  Expr cc = clamp(c, 0, geo.cout_g - 1);
+  Expr cc = clamp_channels ? clamp(c, 0, geo.cout_g - 1) : Expr(c);
   f.conv(x, y, c, g, n, b) = bias(cc, g, b);
   f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
   detail::define_output(f, f.conv(x, y, c, g, n, b), relu);
-  return f;
-}
-
-// The same convolution with the output channel as the innermost index of
-// the accumulators, for schedules that vectorise over output channels: each
-// reduction step loads a vector of packed weights (Cout_g contiguous) and
-// broadcasts one input value, so any output width, stride or dilation fills
-// the vectors. The output (x, y, c, ...) reads `block` transposed. Channel
-// tiles must not run past Cout_g (no clamp here: schedules use ShiftInwards).
-inline ConvFuncs define_conv_cv(Halide::Func input, Halide::Func weight, Halide::Func bias,
-                                const ConvGeometry& geo, Halide::Expr relu) {
-  using namespace Halide;
-  ConvFuncs f;
-  Expr ix, iy;
-  detail::define_window(f, input, geo, &ix, &iy);
-  const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
-  const RDom& r = f.r;
-  Var kx("kx"), ky("ky"), ci("ci");
-  f.weight_packed(c, kx, ky, ci, g, b) = weight(kx, ky, ci, c, g, b);
-  f.conv(c, x, y, g, n, b) = bias(c, g, b);
-  f.conv(c, x, y, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * f.weight_packed(c, r.x, r.y, r.z, g, b);
-  f.block(c, x, y, g, n, b) = f.conv(c, x, y, g, n, b);
-  detail::define_output(f, f.block(c, x, y, g, n, b), relu);
   return f;
 }
 

@@ -1,6 +1,7 @@
 // Helpers the conv generators share: the geometry from their scalar inputs,
-// and the choice of schedule (autoscheduler estimates, CUDA, CPU, in that
-// order).
+// the buffer constraints of a schedule family, and the one choice of
+// schedule (autoscheduler estimates, CUDA, then the CPU family of the
+// generator's schedule point).
 #pragma once
 
 #include <vector>
@@ -8,8 +9,9 @@
 #include "Halide.h"
 #include "conv_algorithm.h"
 #include "conv_schedule_cpu.h"
-#include "conv_schedule_cpu_cv.h"
+#include "conv_schedule_cpu_channels.h"
 #include "conv_schedule_cuda.h"
+#include "conv_schedule_params.h"
 
 namespace batchconv_gen {
 
@@ -33,6 +35,41 @@ ConvGeometry conv_geometry(const BufX& x, const BufW& w, const Int& stride_x, co
   g.cin_g = w.dim(2).extent();
   g.cout_g = w.dim(3).extent();
   return g;
+}
+
+// The channels family reads x and writes y through any strides and needs
+// weights with the output channel innermost (w dims (kx, ky, ci, co, ...));
+// the rows family keeps Halide's default (unit innermost stride).
+template <typename BufX, typename BufW, typename BufY>
+void constrain_buffers(ConvFamily family, BufX& x, BufW& w, BufY& y) {
+  if (family != ConvFamily::Channels) return;
+  x.dim(0).set_stride(Halide::Expr());
+  y.dim(0).set_stride(Halide::Expr());
+  w.dim(0).set_stride(Halide::Expr());
+  w.dim(3).set_stride(1);
+}
+
+// Schedules a conv generator's output `y` (dims (x, y, c, g, outer...)) for
+// its target and point; `inner` as in schedule_conv_cpu.
+template <typename BufX, typename BufW, typename Out, typename Int>
+void schedule_conv_generator(Out& y, ConvFuncs& f, const std::vector<Halide::Var>& outer,
+                             const BufX& x, const BufW& w, const Int& stride_x,
+                             const ConvSchedule& point, const Halide::Target& target,
+                             const std::vector<Halide::Var>& inner = {}) {
+  if (target.has_gpu_feature()) {
+    schedule_conv_cuda(y, f, outer);
+    return;
+  }
+  const TargetFacts facts = target_facts(target);
+  if (point.family == ConvFamily::Channels) {
+    ChannelsExtents e{y.dim(0).extent(), w.dim(3).extent(), x.dim(2).stride() == 1,
+                      y.dim(2).stride() == 1};
+    schedule_conv_cpu_channels(y, f, outer, e, point, facts, inner);
+    return;
+  }
+  ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
+                stride_x};
+  schedule_conv_cpu(y, f, outer, e, point, facts, inner);
 }
 
 }  // namespace batchconv_gen

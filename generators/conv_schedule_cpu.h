@@ -42,6 +42,7 @@
 
 #include "Halide.h"
 #include "conv_algorithm.h"
+#include "schedule_space.h"
 
 namespace batchconv_gen {
 
@@ -52,30 +53,6 @@ struct ConvExtents {
   // Size a task's chunk; undefined: taken from f.geo.
   Halide::Expr in_w, kernel_w, kernel_h;
 };
-
-// Register facts of the target.
-struct CpuRegisters {
-  int vec;    // floats per vector
-  int count;  // vector registers
-};
-
-inline CpuRegisters cpu_registers(const Halide::Target& t) {
-  using Halide::Target;
-  CpuRegisters r;
-  r.vec = t.natural_vector_size<float>();
-  bool avx512 = t.has_feature(Target::AVX512) || t.has_feature(Target::AVX512_Skylake) ||
-                t.has_feature(Target::AVX512_Cannonlake) ||
-                t.has_feature(Target::AVX512_SapphireRapids);
-  r.count = (t.arch == Target::X86 && !avx512) ? 16 : 32;
-  return r;
-}
-
-// Output channels per register tile so that px*tc accumulators, px input
-// vectors and one broadcast fit in the registers (px = tx*ty pixel vectors).
-inline int channels_per_tile(const CpuRegisters& r, int px) {
-  int tc = (r.count - 1 - px) / px;
-  return tc < 1 ? 1 : tc;
-}
 
 namespace detail {
 
@@ -91,22 +68,25 @@ struct Tile {
   bool unroll_3x3 = false;      // unroll ky too for 3x3 (short reductions: depthwise)
   bool channels_outer = false;  // sweep x inside each channel tile (1-D: long store runs)
   bool one_d = false;           // the 1-D path (H' == 1): column chunks of its own budget
+  int task_floats = 64 * 1024;  // padded input floats a task aims for (task_input_kb or
+                                // wide_task_input_kb of the schedule point)
+  int max_rows = 16;            // most output rows per task (task_max_rows)
 };
 
-// Padded input floats one task of the row-chunked paths aims for (256 KB,
-// a quarter of this machine's 1 MB L2), and the most rows it may cover: 16
-// rows (seed 3's 30-row images in two tasks) measured 1.4-1.7x faster than 8
-// and 1.2x faster than whole images on seed 3, and 1.2x faster than the old
-// 64-column x 8-row chunks on 64 -> 64 at 56x56 (JIT, same process, load 1).
-constexpr int kTaskInputFloats = 64 * 1024;
-constexpr int kTaskMaxRows = 16;
+// The loops other stages are computed at, passed as values: the loop just
+// outside the register tile (where the conv is computed), the parallel task
+// and the planes of a task (where the padded input is refilled).
+struct TaskLoops {
+  Halide::Var tile{"ct"}, task{"t"}, planes{"gp"};
+};
 
-// The 1-D path's task: 512 KB of padded input (8192 columns of seed 1's 16
-// channels). With the channel tiles outermost in the task, each tile writes
-// 6 long runs instead of 64 short ones: seed 1 (16 -> 64, 1x1, 1e6 columns)
-// went from 17 ms (512-column tasks, channels innermost) to 10.2 ms (JIT,
-// same process; 4096 columns: 11.3 ms, 32768: 10.3 ms).
-constexpr int kWideTaskInputFloats = 128 * 1024;
+// Task budgets (why these defaults: schedule_space.cpp). 16 rows per task
+// (seed 3's 30-row images in two tasks) measured 1.4-1.7x faster than 8 and
+// 1.2x faster than whole images on seed 3, and 1.2x faster than 64-column x
+// 8-row chunks on 64 -> 64 at 56x56. The 1-D path's 512 KB tasks with the
+// channel tiles outermost write 6 long runs per tile instead of 64 short
+// ones: seed 1 (16 -> 64, 1x1, 1e6 columns) went from 17 ms (512-column
+// tasks, channels innermost) to 10.2 ms (4096 columns: 11.3, 32768: 10.3).
 
 // Register tiles along x per task when x_chunk is 0. The 2-D paths take
 // whole rows when Cin_g x (ty + KH - 1) rows of them fit the budget (every
@@ -114,7 +94,7 @@ constexpr int kWideTaskInputFloats = 128 * 1024;
 // 512 channels at 1024 columns get 16-column chunks, 221 KB, not 12.6 MB).
 inline Halide::Expr columns_chunk(const Tile& k, const ConvExtents& e) {
   using namespace Halide;
-  Expr floats = k.one_d ? Expr(kWideTaskInputFloats) : Expr(kTaskInputFloats);
+  Expr floats = k.task_floats;
   Expr rows = k.one_d ? Expr(1) : k.ty + max(0, e.kernel_h - 1);
   return max(1, floats / max(1, e.cin_g * rows) / (k.vec * k.tx));
 }
@@ -123,7 +103,7 @@ inline Halide::Expr columns_chunk(const Tile& k, const ConvExtents& e) {
 inline Halide::Expr rows_chunk(const Tile& k, const ConvExtents& e, const Halide::Expr& x_chunk) {
   using namespace Halide;
   Expr width = min(max(1, e.in_w), x_chunk * (k.vec * k.tx) + max(0, e.kernel_w - 1)) * max(1, e.cin_g);
-  Expr rows = clamp(kTaskInputFloats / width, k.ty, kTaskMaxRows);
+  Expr rows = clamp(k.task_floats / width, k.ty, std::max(k.ty, k.max_rows));
   return max(1, rows / k.ty);
 }
 
@@ -134,15 +114,20 @@ inline Halide::Expr rows_chunk(const Tile& k, const ConvExtents& e, const Halide
 // or, with k.channels_outer, the x tiles inside the channel tiles:
 //   xi yi ci | xm | ct | inner... | ym | gp | t
 // The loop just outside the register tile, where the conv is computed, is
-// named "ct" either way (schedule_conv_cpu refers to it by that name).
+// loops.tile either way; the task loop is loops.task, the planes loop
+// loops.planes (the same Vars in every path, passed in as values).
 // Tiles are whole (ShiftInwards: the last one overlaps its neighbour), so
 // the path's condition must guarantee W' >= vec*tx, H' >= ty, Cout_g >= tc.
 inline void tile_output(Halide::Stage s, const ConvVars& v, const std::vector<Halide::Var>& outer,
-                        const std::vector<Halide::Var>& inner, const Tile& k, const ConvExtents& e) {
+                        const std::vector<Halide::Var>& inner, const Tile& k, const ConvExtents& e,
+                        const TaskLoops& loops) {
   using namespace Halide;
   const bool co = k.channels_outer;
-  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), ci("ci"), xm(co ? "ct" : "xm"), ym("ym"),
-      ct(co ? "xm" : "ct"), t("t"), gp("gp");
+  // With the channel tiles outside the x tiles, the loop outside the
+  // register tile is the x-chunk loop.
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), ci("ci"), ym("ym"), xm_other(co ? "ctile" : "xm");
+  const Var &xm = co ? loops.tile : xm_other, &ct = co ? xm_other : loops.tile;
+  const Var &t = loops.task, &gp = loops.planes;
   const TailStrategy shift = TailStrategy::ShiftInwards;
   Expr x_chunk = k.x_chunk > 0 ? Expr(k.x_chunk) : columns_chunk(k, e);
   Expr y_chunk = k.y_chunk > 0 ? Expr(k.y_chunk) : rows_chunk(k, e, x_chunk);
@@ -193,8 +178,8 @@ inline void tile_accumulators(Halide::Stage s, const ConvVars& v, const Tile& k,
 inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_init,
                           Halide::Stage conv_update, const std::vector<Halide::Var>& outer,
                           const std::vector<Halide::Var>& inner, const Tile& k,
-                          const ConvExtents& e) {
-  tile_output(out, f.v, outer, inner, k, e);
+                          const ConvExtents& e, const TaskLoops& loops) {
+  tile_output(out, f.v, outer, inner, k, e, loops);
   tile_accumulators(conv_init, f.v, k, nullptr);
   tile_accumulators(conv_update, f.v, k, &f.r);
   if (k.vec > 1) {
@@ -222,17 +207,15 @@ inline void schedule_path(ConvFuncs& f, Halide::Stage out, Halide::Stage conv_in
 // that should instead run inside each task, next to the channel tiles
 // (broadcast_input_conv's bank b: its input tile is then shared by all banks).
 inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<Halide::Var>& outer,
-                              const ConvExtents& extents, const Halide::Target& target,
-                              const std::vector<Halide::Var>& inner = {}) {
+                              const ConvExtents& extents, const ConvSchedule& s,
+                              const TargetFacts& facts, const std::vector<Halide::Var>& inner = {}) {
   using namespace Halide;
   ConvExtents e = extents;
   if (!e.in_w.defined()) e.in_w = f.geo.in_w;
   if (!e.kernel_w.defined()) e.kernel_w = f.geo.kernel_w;
   if (!e.kernel_h.defined()) e.kernel_h = f.geo.kernel_h;
   using detail::Tile;
-  const CpuRegisters regs = cpu_registers(target);
-  const int vec = regs.vec;
-  const bool big = regs.count >= 32;
+  const int vec = facts.vector_floats;
   std::vector<Var> task_outer;
   for (const Var& o : outer) {
     bool is_inner = false;
@@ -248,20 +231,25 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
   auto fits = [&](const Tile& k) {
     return e.out_w >= k.vec * k.tx && e.out_h >= k.ty && e.cout_g >= k.tc;
   };
-  // Pixel vectors per register tile: 4 rows of one vector with 32 registers
+  // The dense tile defaults to 4 rows of one vector with 32 registers
   // (AVX-512), 2 with 16 (AVX2): one vector wide wastes least on the seed
   // widths (22, 30, 42, 56 columns are 2, 2, 3, 4 vectors). Tried 2 x 2 on
   // AVX-512: no clear gain at 56 columns, 18% slower at 42, 3x slower at
   // 22 and 30 (those fall to the narrow path).
-  const int rows = big ? 4 : 2;
-  const Tile depthwise{vec, 2, 4, 1, 8, 16, 8, true};
-  Tile wide{vec, rows, 1, channels_per_tile(regs, rows), 0, 1, 1};
+  const int task_floats = s.task_input_kb * 256, wide_floats = s.wide_task_input_kb * 256;
+  Tile depthwise{vec, s.dw_vectors, s.dw_rows, 1, s.dw_task_cols, s.dw_task_rows, s.dw_planes, true};
+  Tile wide{vec, s.wide_vectors, 1, s.wide_channels, 0, 1, 1};
   wide.channels_outer = true;
   wide.one_d = true;
-  const Tile dense{vec, 1, rows, channels_per_tile(regs, rows), 0, 0, 1};
-  const Tile narrow{vec, 1, rows, 4, 0, 0, 1};
-  const Tile single{vec, 1, 1, 1, 0, 0, 1};
-  const Tile scalar{1, 1, 1, 1, 0, 0, 1};
+  wide.task_floats = wide_floats;
+  Tile dense{vec, s.row_vectors, s.row_rows, s.row_channels, 0, 0, 1};
+  Tile narrow{vec, s.row_vectors, s.row_rows, std::min(4, s.row_channels), 0, 0, 1};
+  Tile single{vec, 1, 1, 1, 0, 0, 1};
+  Tile scalar{1, 1, 1, 1, 0, 0, 1};
+  for (Tile* k : {&depthwise, &dense, &narrow, &single, &scalar}) {
+    k->task_floats = task_floats;
+    k->max_rows = s.task_max_rows;
+  }
   // Depthwise is memory bound and short (9 taps): the common 3x3 "same"
   // geometry gets its own copy with the padding known, which lets the
   // simplifier fold the boundary and offset arithmetic (3.5 -> 2.5 ms on
@@ -279,16 +267,17 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
       {fits(single), single},
   };
 
+  const detail::TaskLoops loops;
   Stage conv_update = f.conv.update();
   for (const Path& p : paths) {
     detail::schedule_path(f, out.specialize(p.when), f.conv.specialize(p.when),
-                          conv_update.specialize(p.when), task_outer, inner, p.tile, e);
+                          conv_update.specialize(p.when), task_outer, inner, p.tile, e, loops);
   }
-  detail::schedule_path(f, out, f.conv, conv_update, task_outer, inner, scalar, e);
+  detail::schedule_path(f, out, f.conv, conv_update, task_outer, inner, scalar, e, loops);
 
-  f.conv.compute_at(out, Var("ct"));
+  f.conv.compute_at(out, loops.tile);
   // One padded buffer per task, refilled (and folded) for each of its groups.
-  f.padded.store_at(out, Var("t")).compute_at(out, Var("gp")).vectorize(f.v.x, vec);
+  f.padded.store_at(out, loops.task).compute_at(out, loops.planes).vectorize(f.v.x, vec);
 }
 
 }  // namespace batchconv_gen

@@ -22,14 +22,15 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
   Input<int32_t> pad_x{"pad_x"};  // padding before the first column
   Input<int32_t> pad_y{"pad_y"};  // padding before the first row
   Input<bool> relu{"relu"};
+  // The schedule point: family (rows | channels) and its fields
+  // (schedule_space.h); the channels family takes w with Cout_g innermost.
+  ConvScheduleParams schedule_point;
   // (w', h', co, g, n): y of shape (N, G*Cout_g, H', W')
-  // The channels-in-vector form (define_conv_cv, conv_schedule_cpu_cv.h),
-  // built as the library batchconv_grouped_conv_cv; CPU targets only.
-  GeneratorParam<bool> channels_in_vector{"channels_in_vector", false};
   Output<Buffer<float>> y{"y", 5};
 
   void generate() {
     bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
+    point_ = schedule_point.point(get_target());
     ConvGeometry geo = conv_geometry(x, w, stride_x, stride_y, dilation_x, dilation_y, pad_x, pad_y);
     ConvVars v;
     Var kx, ky, ci, co, g, n, b;
@@ -37,21 +38,16 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
     x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
     w6(kx, ky, ci, co, g, b) = w(kx, ky, ci, co, g);
     b3(co, g, b) = bias(co, g);
-    f_ = channels_in_vector ? define_conv_cv(x6, w6, b3, geo, relu) : define_conv(x6, w6, b3, geo, relu);
+    f_ = define_conv(x6, w6, b3, geo, relu, point_.family != ConvFamily::Channels);
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, 0);
+    constrain_buffers(point_.family, x, w, y);
   }
 
   void schedule() {
     if (auto_schedule) {
       schedule_auto();
-    } else if (channels_in_vector) {
-      schedule_conv_cpu_cv(y, f_, {f_.v.n}, get_target());
-    } else if (get_target().has_gpu_feature()) {
-      schedule_conv_cuda(y, f_, {f_.v.n});
     } else {
-      ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
-                    stride_x};
-      schedule_conv_cpu(y, f_, {f_.v.n}, e, get_target());
+      schedule_conv_generator(y, f_, {f_.v.n}, x, w, stride_x, point_, get_target());
     }
   }
 
@@ -72,6 +68,7 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
   }
 
   ConvFuncs f_;
+  ConvSchedule point_;
 };
 
 }  // namespace batchconv_gen

@@ -34,6 +34,8 @@ void batched_linear(const TensorView& x_in, const TensorView& w_in, const Tensor
     check_shape(kOp, "bias", *bias, {b, m}, "w " + shape_string(w_in.shape) + " gives (B, M)");
   }
   check_output(kOp, y_in, {b, n, m});
+  check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
+  check_activation(kOp, act);
 
   // Non-unit innermost strides go through a packed copy.
   const TensorView xp = unit_stride_view(x_in, Scratch::X);

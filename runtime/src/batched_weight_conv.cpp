@@ -1,11 +1,13 @@
 // batched_weight_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_batched_weight_conv.h"
-#include "batchconv_batched_weight_conv_cv.h"
+#include "batchconv_batched_weight_conv_channels.h"
 #include "batchconv_grouped_conv.h"
-#include "batchconv_grouped_conv_cv.h"
+#include "batchconv_grouped_conv_channels.h"
 #include "conv_path.h"
 #include "conv_plan.h"
 #include "contiguous.h"
+#include "layout.h"
+#include "packed_weights.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -35,6 +37,31 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
   return s;
 }
 
+// The channels family: x and y through their own strides, w packed with
+// the output channel innermost (in place when it already is). B = 1 runs
+// the grouped kernel on the one slice, as the rows family does.
+void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorView& w_in,
+                  const TensorView* bias, const TensorView& y) {
+  using namespace detail;
+  const TensorView w = weights_for_channels(w_in, 1);
+  const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
+  const int lead = p.batch == 1 ? 0 : 1;
+  const TensorView xs = lead ? x : slice(x, 0), ws = lead ? w : slice(w, 0), ys = lead ? y : slice(y, 0);
+  std::vector<Dim> wd = weight_dims(ws, lead, p.spatial, p.cout_g, p.groups);
+  if (wd[3].extent == 1) wd[3].stride = 1;  // one channel per group: any stride is 1
+  HalideView hx(kOp, "x", xs.data, activation_dims(xs, lead, p.spatial, p.cin_g, p.groups));
+  HalideView hw(kOp, "w", ws.data, wd);
+  std::vector<Dim> bd{{p.cout_g, sc}, {p.groups, p.cout_g * sc}};
+  if (lead) bd.push_back({p.batch, sb});
+  HalideView hb = bias_view(kOp, bias, bd);
+  HalideView hy(kOp, "y", ys.data, activation_dims(ys, lead, p.spatial, p.cout_g, p.groups));
+  const auto kernel = lead ? batchconv_batched_weight_conv_channels : batchconv_grouped_conv_channels;
+  call_kernel(kOp, [&] {
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+                  p.pad_x, p.pad_y, p.relu, hy.get());
+  });
+}
+
 }  // namespace
 
 std::vector<int64_t> batched_weight_conv_output_shape(const TensorView& x, const TensorView& w,
@@ -42,14 +69,22 @@ std::vector<int64_t> batched_weight_conv_output_shape(const TensorView& x, const
   return output_shape(detail::plan_conv(kOp, x, 1, w, 1, d));
 }
 
-void batched_weight_conv(const TensorView& x_in, const TensorView& w_in, const TensorView* bias,
-                         const TensorView& y_in, const ConvDesc& d) {
+void batched_weight_conv(const TensorView& x_arg, const TensorView& w_in, const TensorView* bias,
+                         const TensorView& y_arg, const ConvDesc& d) {
   using namespace detail;
+  const TensorView x_in = resolve_layout(kOp, "x", x_arg, 2);
+  const TensorView y_in = resolve_layout(kOp, "y", y_arg, 2);
   ConvPlan p = plan_conv(kOp, x_in, 1, w_in, 1, d);
   check_bias(kOp, bias, {p.batch, p.cout}, "(B, Cout)");
   check_output(kOp, y_in, output_shape(p));
+  check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
 
-  // Non-unit innermost strides go through a packed copy.
+  if (use_channels_family(p, batchconv_gen::ConvOp::BatchedWeight, x_in.stride(2), y_in.stride(2))) {
+    run_channels(p, x_in, w_in, bias, y_in);
+    return;
+  }
+
+  // The rows family. Non-unit innermost strides go through a packed copy.
   const TensorView xp = unit_stride_view(x_in, Scratch::X);
   const TensorView wp = unit_stride_view(w_in, Scratch::W);
   const TensorView yp = unit_stride_view(y_in, Scratch::Y, /*copy_in=*/false);
@@ -74,22 +109,30 @@ void batched_weight_conv(const TensorView& x_in, const TensorView& w_in, const T
     }
     HalideView sbias = bias_view(kOp, bb, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
     HalideView sy(kOp, "y", yb.data, activation_dims(yb, 0, p.spatial, p.cout_g, p.groups));
-    const auto kernel = use_channels_in_vector(p) ? batchconv_grouped_conv_cv : batchconv_grouped_conv;
     call_kernel(kOp, [&] {
-      return kernel(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y, p.dilation_x,
+      return batchconv_grouped_conv(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y, p.dilation_x,
                     p.dilation_y, p.pad_x, p.pad_y, p.relu, sy.get());
     });
     scatter(yp, y_in);
     return;
   }
 
-  const auto kernel = use_channels_in_vector(p) ? batchconv_batched_weight_conv_cv
-                                                 : batchconv_batched_weight_conv;
   call_kernel(kOp, [&] {
-    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+    return batchconv_batched_weight_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });
   scatter(yp, y_in);
+}
+
+void batched_weight_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
+                         const TensorView& y, const ConvDesc& d) {
+  if (!w.batched() || w.groups() != d.groups) {
+    detail::fail(kOp, std::string("w: packed weights ") + detail::shape_string(w.shape()) + " made for " +
+                          (!w.batched() ? "an unbatched op" : "groups=" + std::to_string(w.groups())) +
+                          ", but this call has groups=" + std::to_string(d.groups) +
+                          ": expected PackedWeights(w, " + std::to_string(d.groups) + ", true)");
+  }
+  batched_weight_conv(x, w.view(), bias, y, d);
 }
 
 }  // namespace batchconv

@@ -1,9 +1,11 @@
 // grouped_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_grouped_conv.h"
-#include "batchconv_grouped_conv_cv.h"
+#include "batchconv_grouped_conv_channels.h"
 #include "conv_path.h"
 #include "conv_plan.h"
 #include "contiguous.h"
+#include "layout.h"
+#include "packed_weights.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -18,6 +20,26 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
   return s;
 }
 
+// The channels family: x and y through their own strides, w packed with
+// the output channel innermost (in place when it already is).
+void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorView& w_in,
+                  const TensorView* bias, const TensorView& y) {
+  using namespace detail;
+  const TensorView w = weights_for_channels(w_in, 0);
+  HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
+  std::vector<Dim> wd = weight_dims(w, 0, p.spatial, p.cout_g, p.groups);
+  if (wd[3].extent == 1) wd[3].stride = 1;  // one channel per group: any stride is 1
+  HalideView hw(kOp, "w", w.data, wd);
+  const int64_t sc = bias ? bias->stride(0) : 0;
+  HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
+  HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
+  call_kernel(kOp, [&] {
+    return batchconv_grouped_conv_channels(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
+                                           p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
+                                           hy.get());
+  });
+}
+
 }  // namespace
 
 std::vector<int64_t> grouped_conv_output_shape(const TensorView& x, const TensorView& w,
@@ -25,14 +47,22 @@ std::vector<int64_t> grouped_conv_output_shape(const TensorView& x, const Tensor
   return output_shape(detail::plan_conv(kOp, x, 0, w, 0, d));
 }
 
-void grouped_conv(const TensorView& x_in, const TensorView& w_in, const TensorView* bias,
-                  const TensorView& y_in, const ConvDesc& d) {
+void grouped_conv(const TensorView& x_arg, const TensorView& w_in, const TensorView* bias,
+                  const TensorView& y_arg, const ConvDesc& d) {
   using namespace detail;
+  const TensorView x_in = resolve_layout(kOp, "x", x_arg, 1);
+  const TensorView y_in = resolve_layout(kOp, "y", y_arg, 1);
   ConvPlan p = plan_conv(kOp, x_in, 0, w_in, 0, d);
   check_bias(kOp, bias, {p.cout}, "(Cout)");
   check_output(kOp, y_in, output_shape(p));
+  check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
 
-  // Non-unit innermost strides go through a packed copy.
+  if (use_channels_family(p, batchconv_gen::ConvOp::Grouped, x_in.stride(1), y_in.stride(1))) {
+    run_channels(p, x_in, w_in, bias, y_in);
+    return;
+  }
+
+  // The rows family. Non-unit innermost strides go through a packed copy.
   const TensorView xp = unit_stride_view(x_in, Scratch::X);
   const TensorView wp = unit_stride_view(w_in, Scratch::W);
   const TensorView yp = unit_stride_view(y_in, Scratch::Y, /*copy_in=*/false);
@@ -44,12 +74,22 @@ void grouped_conv(const TensorView& x_in, const TensorView& w_in, const TensorVi
                              {p.groups, p.cout_g * (bias ? bias->stride(0) : 0)}};
   HalideView hb = bias_view(kOp, bias, bias_dims);
   HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
-  const auto kernel = use_channels_in_vector(p) ? batchconv_grouped_conv_cv : batchconv_grouped_conv;
   call_kernel(kOp, [&] {
-    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+    return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });
   scatter(yp, y_in);
+}
+
+void grouped_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
+                  const TensorView& y, const ConvDesc& d) {
+  if (w.batched() || w.groups() != d.groups) {
+    detail::fail(kOp, std::string("w: packed weights ") + detail::shape_string(w.shape()) + " made for " +
+                          (w.batched() ? "a batched op" : "groups=" + std::to_string(w.groups())) +
+                          ", but this call has groups=" + std::to_string(d.groups) +
+                          ": expected PackedWeights(w, " + std::to_string(d.groups) + ", false)");
+  }
+  grouped_conv(x, w.view(), bias, y, d);
 }
 
 }  // namespace batchconv

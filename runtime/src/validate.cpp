@@ -38,6 +38,29 @@ void check_tensor(const char* op, const char* name, const TensorView& t, int min
     }
   }
   if (!t.data) fail(op, std::string(name) + " " + shape_string(t.shape) + " has a null data pointer");
+  // The kernels index in 32 bits. Checked here, before any scratch copy of a
+  // strided view is made (the copy holds numel elements).
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  int64_t count = 1;
+  for (int64_t s : t.shape) {
+    if (count > limit / s) {
+      fail(op, std::string(name) + " has shape " + shape_string(t.shape) + ": more than " +
+                   std::to_string(limit) + " elements, beyond the kernels' 32-bit indexing; split the call");
+    }
+    count *= s;
+  }
+  if (t.strides.empty()) return;
+  int64_t span = 0;
+  for (int i = 0; i < t.rank(); ++i) {
+    const int64_t st = t.strides[i];
+    if (st > limit || st < -limit || span > limit) span = limit + 1;
+    else span += std::llabs(st) * (t.shape[i] - 1);
+  }
+  // A view with unit inner stride goes to the kernels as it is; others are packed first.
+  if (t.strides.back() == 1 && span > limit) {
+    fail(op, std::string(name) + " " + shape_string(t.shape) + " spans more than " + std::to_string(limit) +
+                 " elements of memory, beyond the kernels' 32-bit indexing; split the call");
+  }
 }
 
 void check_desc(const char* op, const ConvDesc& d, int spatial_dims) {
@@ -51,6 +74,41 @@ void check_desc(const char* op, const ConvDesc& d, int spatial_dims) {
     if (!os.str().empty()) fail(op, os.str());
   }
   if (d.groups < 1) fail(op, "groups = " + std::to_string(d.groups) + " must be >= 1");
+  check_activation(op, d.activation);
+}
+
+void check_activation(const char* op, Activation a) {
+  if (a != Activation::None && a != Activation::ReLU) {
+    fail(op, "activation = " + std::to_string(static_cast<int>(a)) +
+                 " is not a batchconv::Activation; expected Activation::None (0) or Activation::ReLU (1)");
+  }
+}
+
+namespace {
+
+// [lowest, highest] address (in floats from t.data) that t's elements occupy.
+std::pair<const float*, const float*> extent_of(const TensorView& t) {
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < t.rank(); ++i) {
+    const int64_t reach = t.stride(i) * (t.shape[i] - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {t.data + lo, t.data + hi};
+}
+
+}  // namespace
+
+void check_no_overlap(const char* op, const TensorView& y,
+                      const std::vector<std::pair<const char*, const TensorView*>>& inputs) {
+  const auto [ylo, yhi] = extent_of(y);
+  for (const auto& [name, t] : inputs) {
+    if (!t) continue;
+    const auto [lo, hi] = extent_of(*t);
+    if (lo <= yhi && ylo <= hi) {
+      fail(op, "y " + shape_string(y.shape) + " shares memory with " + name + " " + shape_string(t->shape) +
+                   "; the output must not overlap an input (the kernels read inputs while writing y)");
+    }
+  }
 }
 
 void check_shape(const char* op, const char* name, const TensorView& t,

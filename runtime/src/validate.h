@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "batchconv/batchconv.h"
@@ -21,8 +22,10 @@ std::string shape_string(const std::vector<int64_t>& shape);
 void check_tensor(const char* op, const char* name, const TensorView& t, int min_rank,
                   int max_rank, const char* layout);
 
-// Geometry fields: stride, dilation >= 1, padding >= 0, groups >= 1.
+// Geometry fields: stride, dilation >= 1, padding >= 0, groups >= 1, and a
+// valid activation.
 void check_desc(const char* op, const ConvDesc& d, int spatial_dims);
+void check_activation(const char* op, Activation a);
 
 // t.shape == expected, else "<name> has shape (..) but <why>: expected (..)".
 void check_shape(const char* op, const char* name, const TensorView& t,
@@ -42,5 +45,9 @@ std::vector<int64_t> conv_spatial_out(const char* op, const TensorView& x,
 // y must be well-formed, have exactly `expected` shape, and no two of its
 // elements may share memory.
 void check_output(const char* op, const TensorView& y, const std::vector<int64_t>& expected);
+
+// y's memory must not overlap any of the inputs (null entries are skipped).
+void check_no_overlap(const char* op, const TensorView& y,
+                      const std::vector<std::pair<const char*, const TensorView*>>& inputs);
 
 }  // namespace batchconv::detail

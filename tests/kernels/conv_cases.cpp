@@ -272,9 +272,8 @@ std::vector<ConvCase> conv_cases(ConvOp op) {
   return b.cases;
 }
 
-std::vector<ConvCase> channels_in_vector_cases(ConvOp op) {
-  // Each has >= 64 output channels per group, 16+ output columns filling
-  // under 80% of their vectors and >= 64 taps (runtime/src/conv_path.h).
+std::vector<ConvCase> long_reduction_cases(ConvOp op) {
+  // Each has >= 64 output channels per group and >= 64 taps.
   Builder b{op, {}};
   const std::array<int, 2> s1{1, 1}, s2{2, 2}, d2{2, 2}, p0{0, 0}, p1{1, 1}, p2{2, 2};
   b.add(2, 1, 2, 1, 3, 64, {28, 28}, {7, 7}, s1, s1, p0, p0, false, false);  // seed 2

@@ -46,8 +46,9 @@ void PrintTo(const ConvCase& c, std::ostream* os);
 // with a fixed seed, then a few larger shapes.
 std::vector<ConvCase> conv_cases(ConvOp op);
 
-// Cases the runtime runs through the channels-in-vector kernels
-// (runtime/src/conv_path.h), for the Grouped and BatchedWeight ops.
-std::vector<ConvCase> channels_in_vector_cases(ConvOp op);
+// Long reductions with at least 64 output channels per group, the cases the
+// chooser sends to the channels family (generators/conv_chooser.cpp): odd
+// widths, asymmetric padding, stride, dilation, groups, B > 1, 1-D.
+std::vector<ConvCase> long_reduction_cases(ConvOp op);
 
 }  // namespace batchconv::test

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <limits>
 
 #include "reference.h"
@@ -48,9 +50,22 @@ Tensor make_broadcast_y(const ConvCase& c) {
   return Tensor::with_strides(shape, storage, strides);
 }
 
+// BATCHCONV_TEST_FAMILY=rows|channels forces a schedule family for the
+// whole process (one ctest entry per family); unset: the chooser decides.
+void apply_family_from_env() {
+  static const bool applied = [] {
+    const char* f = std::getenv("BATCHCONV_TEST_FAMILY");
+    if (f && std::string(f) == "rows") set_schedule_family(ScheduleFamily::Rows);
+    if (f && std::string(f) == "channels") set_schedule_family(ScheduleFamily::Channels);
+    return true;
+  }();
+  (void)applied;
+}
+
 }  // namespace
 
 void check_conv_case(ConvOp op, const ConvCase& c) {
+  apply_family_from_env();
   const std::string what = c.name;
   SCOPED_TRACE(c.describe());
   auto rng = case_rng(c.name);
@@ -105,6 +120,9 @@ void check_conv_case(ConvOp op, const ConvCase& c) {
     }
   } catch (const std::exception& e) {
     FAIL() << what << ": threw on valid input: " << e.what();
+  }
+  if (const char* forced = std::getenv("BATCHCONV_TEST_FAMILY")) {
+    EXPECT_EQ(last_conv_family(), std::string(forced)) << what << ": ran the other schedule family";
   }
   EXPECT_EQ(shape_str(runtime_shape), shape_str(ref_shape)) << what << ": *_output_shape helper";
   expect_matches(y, ref, ref_shape, what);

@@ -112,11 +112,12 @@ TEST_F(TargetVariant, ConvOpsMatchReference) {
   }
 }
 
-// The channels-in-vector kernels have their own variants (AVX2 and the
-// baseline use 16- and 8-channel tiles).
-TEST_F(TargetVariant, ChannelsInVectorMatchesReference) {
-  for (ConvOp op : {ConvOp::Grouped, ConvOp::BatchedWeight}) {
-    for (const ConvCase& c : channels_in_vector_cases(op)) {
+// Long reductions with many output channels (the channels family's full
+// register tiles: 4 x 16, 2 x 8 and 2 x 4 channels on AVX-512, AVX2 and the
+// baseline), under each forced family.
+TEST_F(TargetVariant, LongReductionsMatchReference) {
+  for (ConvOp op : {ConvOp::Grouped, ConvOp::BatchedWeight, ConvOp::BroadcastInput}) {
+    for (const ConvCase& c : long_reduction_cases(op)) {
       check_conv_case(op, c);
       expect_dispatched(c.name);
       if (HasFailure()) return;

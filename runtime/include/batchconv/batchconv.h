@@ -1,7 +1,8 @@
 // batchconv runtime API: the entry points an application calls.
 //
-// All tensors are float32 views in PyTorch/ONNX row-major order (NCHW). A view
-// owns nothing; the caller allocates x, w, bias and y (and reuses them: freshly
+// All tensors are float32 views whose shape is in PyTorch/ONNX order (N, C,
+// H, W); their memory is NCHW, NHWC (PyTorch's channels_last) or any other
+// strides (see Layout). A view owns nothing; the caller allocates x, w, bias and y (and reuses them: freshly
 // allocated memory is slow to touch on the machines we target).
 //
 // Every entry point validates shapes first and throws batchconv::Error, whose
@@ -28,12 +29,25 @@ class Error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// A non-owning view of a float tensor. Strides are in elements, row-major
-// (outermost first, like shape). Empty strides mean contiguous.
+// How a view's memory is laid out. The shape is always in PyTorch order
+// ((B,) N, C, (H,) W); the layout says where the channel axis lives:
+//   NCHW  the strides say it all: empty strides are contiguous NCHW, any
+//         explicit strides are accepted (transposed or sliced views); the
+//         default, and what every op has always taken.
+//   NHWC  channels last, PyTorch's torch.channels_last: the channel stride
+//         is 1. Empty strides are the contiguous channels-last strides; given
+//         strides must have channel stride 1, or the op throws Error naming
+//         the tensor. (The blocked layout of oneDNN, nChw16c, is not a view
+//         layout: convert with reorder() through NHWC.)
+enum class Layout { NCHW, NHWC };
+
+// A non-owning view of a float tensor. Strides are in elements, in shape
+// order (outermost first). Empty strides mean contiguous in `layout`.
 struct TensorView {
   float* data = nullptr;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
+  Layout layout = Layout::NCHW;
 
   TensorView() = default;
   TensorView(float* d, std::vector<int64_t> s) : data(d), shape(std::move(s)) {}
@@ -42,10 +56,21 @@ struct TensorView {
 
   int rank() const { return static_cast<int>(shape.size()); }
   int64_t numel() const;
-  // The stride of dimension i (computing the contiguous one when strides is empty).
+  // The stride of dimension i (computing the contiguous NCHW one when strides
+  // is empty; an NHWC view gets its strides when an op or channels_last()
+  // resolves it).
   int64_t stride(int i) const;
   std::string shape_string() const;  // "(2, 64, 3, 7, 7)"
 };
+
+// A contiguous channels-last view: memory in the order of `shape` with the
+// axis `channel_dim` moved innermost (for (N, C, H, W): N, H, W, C).
+TensorView channels_last(float* data, std::vector<int64_t> shape, int channel_dim = 1);
+
+// Copies src into dst: same shape, any strides or layouts (an NHWC view
+// with empty strides takes channel_dim 1). Throws Error on a shape mismatch
+// or an overlap.
+void reorder(const TensorView& src, const TensorView& dst);
 
 enum class Activation { None, ReLU };
 
@@ -110,6 +135,54 @@ void broadcast_input_conv(const TensorView& x, const TensorView& w, const Tensor
 // nullptr -> y (B, N, M).
 void batched_linear(const TensorView& x, const TensorView& w, const TensorView* bias,
                     const TensorView& y, Activation act = Activation::None);
+
+// Weights packed once into what the channels-family register tile reads
+// (the output channel innermost), for calls that reuse the same weights:
+// pass packed.view() wherever w goes (or the overloads below, which also
+// check the groups). Without it, each call that runs the channels family
+// packs w into a per-thread scratch buffer first: O(weights) per call, which
+// is what a MAML inner loop whose weights change every step pays anyway
+// (there, call update() after each step, or just pass the new w).
+class PackedWeights {
+ public:
+  PackedWeights() = default;
+  // w: (Cout, Cin/groups, [KH,] KW), or with batched = true (B, Cout,
+  // Cin/groups, [KH,] KW), any strides. Throws Error on a bad shape.
+  PackedWeights(const TensorView& w, int groups, bool batched);
+  // Repacks from new weights of the same shape (throws Error otherwise).
+  void update(const TensorView& w);
+  // Drops the packed copy; using it afterwards throws Error until update().
+  void invalidate();
+  bool valid() const { return valid_; }
+  int groups() const { return groups_; }
+  bool batched() const { return batched_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  // The weights as a view (logical shape, packed strides); throws when invalid.
+  TensorView view() const;
+
+ private:
+  std::vector<float> data_;
+  std::vector<int64_t> shape_, strides_;
+  int groups_ = 1;
+  bool batched_ = false;
+  bool valid_ = false;
+};
+
+void grouped_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
+                  const TensorView& y, const ConvDesc& d);
+void batched_weight_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
+                         const TensorView& y, const ConvDesc& d);
+void broadcast_input_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
+                          const TensorView& y, const ConvDesc& d, BroadcastLayout layout);
+
+// Which schedule family the conv ops run. Auto (the default) asks the
+// chooser for each call (generators/conv_chooser.h); Rows and Channels force
+// one, for comparisons and tests. Process-wide.
+enum class ScheduleFamily { Auto, Rows, Channels };
+void set_schedule_family(ScheduleFamily f);
+ScheduleFamily schedule_family();
+// The family the last conv call on this thread ran ("rows" or "channels").
+std::string last_conv_family();
 
 // Threads used by all kernels (0 = one per core, the default).
 void set_num_threads(int n);

@@ -1,0 +1,54 @@
+#include "conv_chooser.h"
+
+#include <unistd.h>
+
+namespace batchconv_gen {
+
+// The families' costs, per output element:
+//   rows      ceil(W' / vec) vectors per row, so a row of W' columns wastes
+//             vec * ceil(W' / vec) - W' lanes; reads and writes NCHW only
+//             (other layouts are copied in and out by the runtime).
+//   channels  ceil(Cout_g / (vec * ch_vectors)) channel tiles, no lane lost
+//             on rows; one extra pass over the output (the task's block
+//             copied to y, in cache); reads and writes any layout in place.
+// Measured on the seed shapes (README table): the channels family wins on
+// long reductions with at least one vector of output channels; the rows
+// family on short reductions (seed 3: 27 taps, memory bound), depthwise
+// (one channel per group) and small Cout_g (ResNeXt's 4 per group).
+ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
+  const int vec = t.vector_floats;
+  const int64_t taps = p.cin_g * p.kernel_w * p.kernel_h;
+  const bool channels_last = p.x_channels_last || p.y_channels_last;
+  ConvChoice c;
+  // Channels-last tensors would cost the rows family a copy each way.
+  const int64_t min_taps = channels_last ? 16 : 64;
+  if (p.cout_g >= vec && taps >= min_taps) {
+    c.schedule = default_conv_schedule(t, ConvFamily::Channels);
+    c.reason = "channels: Cout_g " + std::to_string(p.cout_g) + " >= " + std::to_string(vec) +
+               " lanes and " + std::to_string(taps) + " taps >= " + std::to_string(min_taps);
+    return c;
+  }
+  c.schedule = default_conv_schedule(t, ConvFamily::Rows);
+  if (p.cout_g < vec) {
+    c.reason = "rows: Cout_g " + std::to_string(p.cout_g) + " < " + std::to_string(vec) + " lanes";
+  } else {
+    c.reason = "rows: " + std::to_string(taps) + " taps < " + std::to_string(min_taps) +
+               " (short reduction)";
+  }
+  return c;
+}
+
+TargetFacts facts_of_variant(const std::string& name) {
+  TargetFacts f;
+  const bool avx512 = name.find("avx512") != std::string::npos;
+  const bool avx2 = name.find("avx2") != std::string::npos;
+  f.vector_floats = avx512 ? 16 : avx2 ? 8 : 4;
+  f.registers = avx512 ? 32 : 16;
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  f.l1_kb = l1 > 0 ? static_cast<int>(l1 / 1024) : 32;
+  f.l2_kb = l2 > 0 ? static_cast<int>(l2 / 1024) : 1024;
+  f.name = name;
+  return f;
+}
+
+}  // namespace batchconv_gen

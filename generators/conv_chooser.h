@@ -1,0 +1,39 @@
+// The one chooser: for a conv problem and a target, which schedule family
+// and which point of the space run. The runtime calls it for every call
+// (choosing between the AOT libraries built for each family) and the model
+// compiler for every conv it lowers (with each target of a multi-target
+// build). No Halide dependency.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "schedule_space.h"
+
+namespace batchconv_gen {
+
+enum class ConvOp { Grouped, BatchedWeight, BroadcastInput };
+
+struct ConvProblem {
+  ConvOp op = ConvOp::Grouped;
+  int64_t batch = 1, n = 1;          // B (banks or slices) and N
+  int64_t groups = 1, cin_g = 1, cout_g = 1;
+  int64_t in_w = 1, in_h = 1, out_w = 1, out_h = 1;
+  int64_t kernel_w = 1, kernel_h = 1;
+  int stride_x = 1, stride_y = 1, dilation_x = 1, dilation_y = 1;
+  bool x_channels_last = false;  // x's channel stride is 1 (NHWC)
+  bool y_channels_last = false;  // y's channel stride is 1 (NHWC)
+};
+
+struct ConvChoice {
+  ConvSchedule schedule;  // defaults filled in for the target
+  std::string reason;     // one line: why this family (for --explain and reports)
+};
+
+ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target);
+
+// Facts of the x86 variants the runtime's multi-target libraries hold,
+// from the name of the one Halide picked (cache sizes read from this machine).
+TargetFacts facts_of_variant(const std::string& target_name);
+
+}  // namespace batchconv_gen

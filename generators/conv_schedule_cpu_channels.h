@@ -1,0 +1,152 @@
+// CPU schedule of the "channels" family: output channels in vectors, the
+// form of Halide's apps/conv_layer. The register tile is ch_vectors vectors
+// of output channels x ch_columns output columns of one row, so each step of
+// the reduction loads ch_vectors packed-weight vectors, broadcasts
+// ch_columns input values and issues ch_vectors * ch_columns FMAs; no lane is
+// lost on a row's tail, whatever the width, stride or dilation.
+//
+// Needs the algorithm built with define_conv(..., clamp_channels = false)
+// (tiles never run past Cout_g: ShiftInwards) and weights whose output
+// channel is innermost (w.dim(3) stride 1: the runtime's PackedWeights, or
+// its per-call pack). Reads x and writes y through any strides: NCHW, NHWC
+// (PyTorch's channels_last) or any view.
+//
+// A task is ch_task_rows output rows of one group and image (and batch
+// slice). Per task: the zero-padded input rows are copied once, stored with
+// x innermost (the broadcasts of a register tile then sit at constant
+// offsets from one pointer; channels-innermost storage made LLVM compute the
+// addresses in vector registers and ran 1.2x slower); the tiles accumulate
+// into a block stored channel-innermost; the block is then copied to y
+// (vectorised over channels for an NHWC y, over x for an NCHW y: a strided
+// read of the block, O(output), in cache).
+//
+// Register budget: ch_vectors * ch_columns accumulators + ch_vectors weight
+// vectors + 1 broadcast <= registers (validate_conv_schedule): 4 x 6 = 24
+// (29 of 32 on AVX-512), 2 x 6 = 12 (15 of 16 on AVX2).
+//
+// Measured: README's seed table (B = 1 and MAML rows, "channels").
+#pragma once
+
+#include <vector>
+
+#include "Halide.h"
+#include "conv_algorithm.h"
+#include "schedule_space.h"
+
+namespace batchconv_gen {
+
+// Run-time facts the channels schedule specialises on.
+struct ChannelsExtents {
+  Halide::Expr out_w, cout_g;
+  Halide::Expr x_channels_innermost;  // x.dim(channel).stride() == 1
+  Halide::Expr y_channels_innermost;  // y.dim(channel).stride() == 1
+};
+
+namespace detail {
+
+struct ChannelsTile {
+  int vec;      // floats per vector (1: scalar code)
+  int vectors;  // channel vectors per tile
+  int columns;  // output columns per tile
+};
+
+// The block of one task (f.output, computed at the task), tiled for `k`.
+inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::Stage init,
+                                   Halide::Stage update, const ChannelsTile& k, bool unroll_kx) {
+  using namespace Halide;
+  const ConvVars& v = f.v;
+  const TailStrategy shift = TailStrategy::ShiftInwards;
+  Var co("co"), ci("ci"), xo("xo"), xi("xi");
+  block.split(v.c, co, ci, k.vec * k.vectors, shift)
+      .split(v.x, xo, xi, k.columns, shift)
+      .reorder(ci, xi, xo, co, v.y);
+  if (k.vec > 1) block.vectorize(ci, k.vec);
+  block.unroll(ci).unroll(xi);
+
+  Var cv("cv"), cu("cu");
+  init.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x);
+  if (k.vec > 1) init.vectorize(cv);
+  init.unroll(cu).unroll(v.x);
+  update.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x, f.r[2], f.r[0], f.r[1], v.y);
+  if (k.vec > 1) update.vectorize(cv);
+  update.unroll(cu).unroll(v.x);
+  if (unroll_kx) update.specialize(f.geo.kernel_w == 3).unroll(f.r[0]);
+}
+
+}  // namespace detail
+
+// Schedules `out` (the pipeline output, pure vars (x, y, c, g, outer...),
+// computed from f.output) with point `s`. `inner` are vars of `outer` that
+// run inside each task instead (broadcast_input_conv's bank b, so that all
+// banks share the task's padded input).
+inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
+                                       const std::vector<Halide::Var>& outer,
+                                       const ChannelsExtents& e, const ConvSchedule& s,
+                                       const TargetFacts& facts,
+                                       const std::vector<Halide::Var>& inner = {}) {
+  using namespace Halide;
+  const ConvVars& v = f.v;
+  const int vec = facts.vector_floats;
+  std::vector<Var> task_outer;
+  for (const Var& o : outer) {
+    bool is_inner = false;
+    for (const Var& i : inner) is_inner = is_inner || i.same_as(o);
+    if (!is_inner) task_outer.push_back(o);
+  }
+
+  // The copy of each task's block to y.
+  Var yo("yo"), yi("yi"), t("t");
+  out.split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order{v.x, v.c, yi};
+  for (const Var& i : inner) order.push_back(i);
+  order.push_back(yo);
+  order.push_back(v.g);
+  for (const Var& o : task_outer) order.push_back(o);
+  out.reorder(order);
+  out.fuse(yo, v.g, t);
+  for (const Var& o : task_outer) out.fuse(t, o, t);
+  out.parallel(t);
+  const Var block_at = inner.empty() ? t : inner.front();
+  if (vec > 1) {
+    // NHWC y: channel vectors; NCHW y: row vectors (strided reads of the block).
+    out.specialize(e.y_channels_innermost && e.cout_g >= vec)
+        .vectorize(v.c, vec, TailStrategy::ShiftInwards);
+    out.specialize(e.out_w >= vec).vectorize(v.x, vec, TailStrategy::ShiftInwards);
+  }
+
+  // The task's block, channel-innermost, in register tiles. Paths, most
+  // specific first: the full tile; one channel vector (Cout_g under
+  // vec * ch_vectors); one column (rows narrower than the tile); scalar.
+  Func block = f.output;
+  block.compute_at(out, block_at).reorder_storage(v.c, v.x, v.y);
+  f.conv.compute_at(block, Var("xo")).reorder_storage(v.c, v.x, v.y);
+  Stage update = f.conv.update();
+  const bool unroll_kx = s.ch_unroll_kx == 1;
+  struct Path {
+    Expr when;
+    detail::ChannelsTile tile;
+  };
+  const int one_vector_columns = std::max(1, std::min(12, facts.registers - 3));
+  std::vector<Path> paths = {
+      {e.cout_g >= vec * s.ch_vectors && e.out_w >= s.ch_columns, {vec, s.ch_vectors, s.ch_columns}},
+      {e.cout_g >= vec && e.out_w >= one_vector_columns, {vec, 1, one_vector_columns}},
+      {e.cout_g >= vec, {vec, 1, 1}},
+  };
+  if (vec > 1) {
+    for (const Path& p : paths) {
+      detail::schedule_channels_tile(f, block.specialize(p.when), f.conv.specialize(p.when),
+                                     update.specialize(p.when), p.tile, unroll_kx);
+    }
+  }
+  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false);
+
+  // Per task: the padded input rows (x innermost), vectorised along x for an
+  // NCHW x and along channels for an NHWC x.
+  f.padded.compute_at(out, t);
+  if (vec > 1) {
+    f.padded.specialize(e.x_channels_innermost).vectorize(v.c, vec, TailStrategy::GuardWithIf);
+    f.padded.vectorize(v.x, vec, TailStrategy::GuardWithIf);
+  }
+}
+
+}  // namespace batchconv_gen

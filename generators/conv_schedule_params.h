@@ -1,0 +1,80 @@
+// The schedule point of a conv generator as generator params: `family` and
+// one int param per field of ConvSchedule, named as the field (0 / -1: the
+// target's default). An AOT build or a tuner sets any point with
+// `-p ch_vectors=2` or CMake's PARAMS, without touching code.
+//
+// A member of each conv generator (Halide finds GeneratorParams anywhere
+// inside the generator object).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "Halide.h"
+#include "schedule_space.h"
+#include "target_facts.h"
+
+namespace batchconv_gen {
+
+struct ConvScheduleParams {
+  template <typename T>
+  using Param = Halide::GeneratorParam<T>;
+  Param<ConvFamily> family{"family", ConvFamily::Rows,
+                           std::map<std::string, ConvFamily>{{"rows", ConvFamily::Rows},
+                                                             {"channels", ConvFamily::Channels}}};
+  Param<int> row_vectors{"row_vectors", 0};
+  Param<int> row_rows{"row_rows", 0};
+  Param<int> row_channels{"row_channels", 0};
+  Param<int> task_input_kb{"task_input_kb", 0};
+  Param<int> task_max_rows{"task_max_rows", 0};
+  Param<int> wide_vectors{"wide_vectors", 0};
+  Param<int> wide_channels{"wide_channels", 0};
+  Param<int> wide_task_input_kb{"wide_task_input_kb", 0};
+  Param<int> dw_vectors{"dw_vectors", 0};
+  Param<int> dw_rows{"dw_rows", 0};
+  Param<int> dw_planes{"dw_planes", 0};
+  Param<int> dw_task_cols{"dw_task_cols", 0};
+  Param<int> dw_task_rows{"dw_task_rows", 0};
+  Param<int> ch_vectors{"ch_vectors", 0};
+  Param<int> ch_columns{"ch_columns", 0};
+  Param<int> ch_task_rows{"ch_task_rows", 0};
+  Param<int> ch_unroll_kx{"ch_unroll_kx", -1};
+
+  // The point these params give on `target`, defaults filled in; an invalid
+  // point stops generation with a message naming the field.
+  ConvSchedule point(const Halide::Target& target) const {
+    ConvSchedule s;
+    s.family = family;
+    const std::pair<int ConvSchedule::*, const Param<int>*> params[] = {
+        {&ConvSchedule::row_vectors, &row_vectors},
+        {&ConvSchedule::row_rows, &row_rows},
+        {&ConvSchedule::row_channels, &row_channels},
+        {&ConvSchedule::task_input_kb, &task_input_kb},
+        {&ConvSchedule::task_max_rows, &task_max_rows},
+        {&ConvSchedule::wide_vectors, &wide_vectors},
+        {&ConvSchedule::wide_channels, &wide_channels},
+        {&ConvSchedule::wide_task_input_kb, &wide_task_input_kb},
+        {&ConvSchedule::dw_vectors, &dw_vectors},
+        {&ConvSchedule::dw_rows, &dw_rows},
+        {&ConvSchedule::dw_planes, &dw_planes},
+        {&ConvSchedule::dw_task_cols, &dw_task_cols},
+        {&ConvSchedule::dw_task_rows, &dw_task_rows},
+        {&ConvSchedule::ch_vectors, &ch_vectors},
+        {&ConvSchedule::ch_columns, &ch_columns},
+        {&ConvSchedule::ch_task_rows, &ch_task_rows},
+        {&ConvSchedule::ch_unroll_kx, &ch_unroll_kx},
+    };
+    static_assert(sizeof(params) / sizeof(params[0]) == 17, "one param per ConvSchedule field");
+    for (const auto& p : params) s.*(p.first) = *p.second;
+    const TargetFacts facts = target_facts(target);
+    s = fill_defaults(s, facts);
+    const std::string error = validate_conv_schedule(s, facts);
+    if (!error.empty()) {
+      Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User)
+          << "invalid schedule point: " << error << "\n";
+    }
+    return s;
+  }
+};
+
+}  // namespace batchconv_gen

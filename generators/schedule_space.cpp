@@ -1,0 +1,186 @@
+#include "schedule_space.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace batchconv_gen {
+
+const char* family_name(ConvFamily f) { return f == ConvFamily::Channels ? "channels" : "rows"; }
+
+const std::vector<ConvScheduleField>& conv_schedule_fields() {
+  static const std::vector<ConvScheduleField> fields = {
+      {"row_vectors", &ConvSchedule::row_vectors, 1, 8, "rows: vectors along x per register tile"},
+      {"row_rows", &ConvSchedule::row_rows, 1, 16, "rows: output rows per register tile"},
+      {"row_channels", &ConvSchedule::row_channels, 1, 32, "rows: output channels per register tile"},
+      {"task_input_kb", &ConvSchedule::task_input_kb, 4, 65536, "rows: padded input per 2-D task (KB)"},
+      {"task_max_rows", &ConvSchedule::task_max_rows, 1, 1024, "rows: most output rows per 2-D task"},
+      {"wide_vectors", &ConvSchedule::wide_vectors, 1, 8, "rows, 1-D: vectors along x per register tile"},
+      {"wide_channels", &ConvSchedule::wide_channels, 1, 32, "rows, 1-D: output channels per register tile"},
+      {"wide_task_input_kb", &ConvSchedule::wide_task_input_kb, 4, 65536, "rows, 1-D: padded input per task (KB)"},
+      {"dw_vectors", &ConvSchedule::dw_vectors, 1, 8, "rows, depthwise: vectors along x per register tile"},
+      {"dw_rows", &ConvSchedule::dw_rows, 1, 16, "rows, depthwise: rows per register tile"},
+      {"dw_planes", &ConvSchedule::dw_planes, 1, 256, "rows, depthwise: channel planes per task"},
+      {"dw_task_cols", &ConvSchedule::dw_task_cols, 1, 1024, "rows, depthwise: register tiles along x per task"},
+      {"dw_task_rows", &ConvSchedule::dw_task_rows, 1, 1024, "rows, depthwise: register tiles along y per task"},
+      {"ch_vectors", &ConvSchedule::ch_vectors, 1, 8, "channels: output-channel vectors per register tile"},
+      {"ch_columns", &ConvSchedule::ch_columns, 1, 16, "channels: output columns per register tile"},
+      {"ch_task_rows", &ConvSchedule::ch_task_rows, 1, 1024, "channels: output rows per parallel task"},
+      {"ch_unroll_kx", &ConvSchedule::ch_unroll_kx, 0, 1, "channels: unroll 3-tap kernel rows (1) or not (0)"},
+  };
+  return fields;
+}
+
+namespace {
+
+// Output channels per register tile so that px*tc accumulators, px input
+// vectors and one broadcast fit the register file.
+int channels_per_tile(int registers, int px) { return std::max(1, (registers - 1 - px) / px); }
+
+template <typename T>
+void set_default(T& field, T value, T unset) {
+  if (field == unset) field = value;
+}
+
+}  // namespace
+
+ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
+  ConvSchedule s = in;
+  const bool big = t.registers >= 32;
+  // rows: 4 rows of one vector with 32 registers, 2 with 16 (one vector wide
+  // wastes least on the 22-56 column rows of the seed shapes).
+  set_default(s.row_vectors, 1, 0);
+  set_default(s.row_rows, big ? 4 : 2, 0);
+  set_default(s.row_channels, channels_per_tile(t.registers, s.row_vectors * s.row_rows), 0);
+  // A 2-D task's padded input: a quarter of L2 (256 KB of a 1 MB L2), up to
+  // 16 rows (seed 3's 30-row images in two tasks).
+  set_default(s.task_input_kb, std::max(16, t.l2_kb / 4), 0);
+  set_default(s.task_max_rows, 16, 0);
+  set_default(s.wide_vectors, big ? 4 : 2, 0);
+  set_default(s.wide_channels, channels_per_tile(t.registers, s.wide_vectors), 0);
+  // A 1-D task: half of L2 (seed 1: long store runs per channel tile).
+  set_default(s.wide_task_input_kb, std::max(16, t.l2_kb / 2), 0);
+  set_default(s.dw_vectors, 2, 0);
+  set_default(s.dw_rows, big ? 4 : 2, 0);
+  set_default(s.dw_planes, 8, 0);
+  set_default(s.dw_task_cols, 8, 0);
+  set_default(s.dw_task_rows, 16, 0);
+  // channels: the conv_layer tile, ch_vectors x ch_columns accumulators plus
+  // ch_vectors weight vectors and one broadcast: 4 x 6 (29 of 32 registers),
+  // 2 x 6 (15 of 16).
+  set_default(s.ch_vectors, big ? 4 : 2, 0);
+  set_default(s.ch_columns, std::min(12, (t.registers - 1 - s.ch_vectors) / s.ch_vectors), 0);
+  set_default(s.ch_task_rows, 4, 0);
+  set_default(s.ch_unroll_kx, 0, -1);
+  return s;
+}
+
+ConvSchedule default_conv_schedule(const TargetFacts& facts, ConvFamily family) {
+  ConvSchedule s;
+  s.family = family;
+  return fill_defaults(s, facts);
+}
+
+std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) {
+  std::ostringstream m;
+  if (s.family != ConvFamily::Rows && s.family != ConvFamily::Channels) {
+    return "family=" + std::to_string(static_cast<int>(s.family)) + " is not rows or channels";
+  }
+  for (const ConvScheduleField& f : conv_schedule_fields()) {
+    const int v = s.*(f.member);
+    if (v < f.min || v > f.max) {
+      m << f.name << "=" << v << " is out of range: expected " << f.min << ".." << f.max << " ("
+        << f.doc << ")";
+      return m.str();
+    }
+  }
+  const std::string on = t.name.empty() ? "the target" : t.name;
+  auto need = [&](const char* what, int registers) {
+    m << what << " needs " << registers << " vector registers; " << on << " has " << t.registers;
+    return m.str();
+  };
+  // Accumulators + input vectors + one broadcast must fit the registers.
+  const int px = s.row_vectors * s.row_rows;
+  if (px * s.row_channels + px + 1 > t.registers) {
+    return need(("row_vectors=" + std::to_string(s.row_vectors) + " x row_rows=" +
+                 std::to_string(s.row_rows) + " x row_channels=" + std::to_string(s.row_channels))
+                    .c_str(),
+                px * s.row_channels + px + 1);
+  }
+  if (s.wide_vectors * s.wide_channels + s.wide_vectors + 1 > t.registers) {
+    return need(("wide_vectors=" + std::to_string(s.wide_vectors) + " x wide_channels=" +
+                 std::to_string(s.wide_channels))
+                    .c_str(),
+                s.wide_vectors * s.wide_channels + s.wide_vectors + 1);
+  }
+  if (2 * s.dw_vectors * s.dw_rows > t.registers) {
+    return need(("dw_vectors=" + std::to_string(s.dw_vectors) + " x dw_rows=" + std::to_string(s.dw_rows) +
+                 " (accumulators and inputs)")
+                    .c_str(),
+                2 * s.dw_vectors * s.dw_rows);
+  }
+  if (s.ch_vectors * s.ch_columns + s.ch_vectors + 1 > t.registers) {
+    return need(("ch_vectors=" + std::to_string(s.ch_vectors) + " x ch_columns=" +
+                 std::to_string(s.ch_columns))
+                    .c_str(),
+                s.ch_vectors * s.ch_columns + s.ch_vectors + 1);
+  }
+  return "";
+}
+
+std::string to_string(const ConvSchedule& s) {
+  std::ostringstream o;
+  o << "family=" << family_name(s.family);
+  const ConvSchedule unset;
+  for (const ConvScheduleField& f : conv_schedule_fields()) {
+    if (s.*(f.member) != unset.*(f.member)) o << "," << f.name << "=" << s.*(f.member);
+  }
+  return o.str();
+}
+
+ConvSchedule parse_conv_schedule(const std::string& text) {
+  ConvSchedule s;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw std::invalid_argument("schedule: '" + item + "' is not name=value");
+    }
+    const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (name == "family") {
+      if (value == "rows") {
+        s.family = ConvFamily::Rows;
+      } else if (value == "channels") {
+        s.family = ConvFamily::Channels;
+      } else {
+        throw std::invalid_argument("schedule: family=" + value + ": expected rows or channels");
+      }
+      continue;
+    }
+    const ConvScheduleField* field = nullptr;
+    for (const ConvScheduleField& f : conv_schedule_fields()) {
+      if (name == f.name) field = &f;
+    }
+    if (!field) {
+      std::string names;
+      for (const ConvScheduleField& f : conv_schedule_fields()) names += std::string(" ") + f.name;
+      throw std::invalid_argument("schedule: unknown field '" + name + "'; the fields are family" + names);
+    }
+    size_t used = 0;
+    long v = 0;
+    try {
+      v = std::stol(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || value.empty() || v < -1 || v > 1 << 20) {
+      throw std::invalid_argument("schedule: " + name + "=" + value + " is not an integer in -1..1048576");
+    }
+    s.*(field->member) = static_cast<int>(v);
+  }
+  return s;
+}
+
+}  // namespace batchconv_gen

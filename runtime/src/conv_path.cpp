@@ -1,0 +1,71 @@
+#include "conv_path.h"
+
+#include <atomic>
+
+#include "batchconv/batchconv.h"
+
+namespace batchconv {
+
+namespace {
+
+std::atomic<int> g_family{static_cast<int>(ScheduleFamily::Auto)};
+thread_local std::string t_last_family = "none";
+
+const batchconv_gen::TargetFacts& variant_facts() {
+  static const batchconv_gen::TargetFacts facts = batchconv_gen::facts_of_variant(selected_target());
+  return facts;
+}
+
+}  // namespace
+
+void set_schedule_family(ScheduleFamily f) { g_family = static_cast<int>(f); }
+ScheduleFamily schedule_family() { return static_cast<ScheduleFamily>(g_family.load()); }
+std::string last_conv_family() { return t_last_family; }
+
+namespace detail {
+
+batchconv_gen::ConvProblem conv_problem(const ConvPlan& p, batchconv_gen::ConvOp op,
+                                        bool x_channels_last, bool y_channels_last) {
+  batchconv_gen::ConvProblem q;
+  q.op = op;
+  q.batch = p.batch;
+  q.n = p.n;
+  q.groups = p.groups;
+  q.cin_g = p.cin_g;
+  q.cout_g = p.cout_g;
+  q.in_w = p.in.back();
+  q.in_h = p.spatial == 2 ? p.in.front() : 1;
+  q.out_w = p.out.back();
+  q.out_h = p.spatial == 2 ? p.out.front() : 1;
+  q.kernel_w = p.kernel.back();
+  q.kernel_h = p.spatial == 2 ? p.kernel.front() : 1;
+  q.stride_x = p.stride_x;
+  q.stride_y = p.stride_y;
+  q.dilation_x = p.dilation_x;
+  q.dilation_y = p.dilation_y;
+  q.x_channels_last = x_channels_last;
+  q.y_channels_last = y_channels_last;
+  return q;
+}
+
+bool use_channels_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
+                         int64_t y_channel_stride) {
+  bool channels = false;
+  switch (schedule_family()) {
+    case ScheduleFamily::Rows: channels = false; break;
+    case ScheduleFamily::Channels: channels = true; break;
+    case ScheduleFamily::Auto: {
+      const batchconv_gen::ConvChoice c = batchconv_gen::choose_conv_schedule(
+          conv_problem(p, op, x_channel_stride == 1 && p.cin > 1, y_channel_stride == 1 && p.cout > 1),
+          variant_facts());
+      channels = c.schedule.family == batchconv_gen::ConvFamily::Channels;
+      break;
+    }
+  }
+  t_last_family = channels ? "channels" : "rows";
+  return channels;
+}
+
+}  // namespace detail
+
+}  // namespace batchconv

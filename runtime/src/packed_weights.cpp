@@ -1,0 +1,90 @@
+#include "packed_weights.h"
+
+#include "validate.h"
+
+namespace batchconv {
+
+namespace detail {
+
+std::vector<int64_t> packed_weight_strides(const std::vector<int64_t>& shape, int lead) {
+  // Memory order, outermost first: [B,] KH, KW, Cin_g, Cout.
+  const int r = static_cast<int>(shape.size());
+  std::vector<int64_t> s(shape.size(), 1);
+  std::vector<int> order;  // logical axes, innermost memory first
+  order.push_back(lead);      // Cout
+  order.push_back(lead + 1);  // Cin_g
+  for (int i = r - 1; i >= lead + 2; --i) order.push_back(i);  // KW, then KH
+  for (int i = lead - 1; i >= 0; --i) order.push_back(i);      // B
+  int64_t step = 1;
+  for (int axis : order) {
+    s[axis] = step;
+    step *= shape[axis];
+  }
+  return s;
+}
+
+TensorView weights_for_channels(const TensorView& w, int lead) {
+  if (w.stride(lead) == 1) return w;
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(w.numel()));
+  TensorView packed(scratch.data(), w.shape, packed_weight_strides(w.shape, lead));
+  reorder(w, packed);
+  return packed;
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr const char* kOp = "PackedWeights";
+
+void check_weights(const TensorView& w, int groups, bool batched) {
+  const int lead = batched ? 1 : 0;
+  detail::check_tensor(kOp, "w", w, lead + 3, lead + 4,
+                       batched ? "(B, Cout, Cin/groups, [KH,] KW)" : "(Cout, Cin/groups, [KH,] KW)");
+  if (w.layout == Layout::NHWC) {
+    detail::fail(kOp, "w has layout NHWC: weights take any strides with layout NCHW");
+  }
+  if (groups < 1 || w.shape[lead] % groups != 0) {
+    detail::fail(kOp, "groups=" + std::to_string(groups) + " does not divide w's " +
+                          std::to_string(w.shape[lead]) + " output channels " +
+                          detail::shape_string(w.shape));
+  }
+}
+
+}  // namespace
+
+PackedWeights::PackedWeights(const TensorView& w, int groups, bool batched)
+    : groups_(groups), batched_(batched) {
+  check_weights(w, groups, batched);
+  shape_ = w.shape;
+  strides_ = detail::packed_weight_strides(shape_, batched ? 1 : 0);
+  update(w);
+}
+
+void PackedWeights::update(const TensorView& w) {
+  check_weights(w, groups_, batched_);
+  if (w.shape != shape_) {
+    detail::fail(kOp, "update: w has shape " + detail::shape_string(w.shape) +
+                          " but these packed weights were made for " + detail::shape_string(shape_));
+  }
+  data_.resize(static_cast<size_t>(w.numel()));
+  reorder(w, TensorView(data_.data(), shape_, strides_));
+  valid_ = true;
+}
+
+void PackedWeights::invalidate() {
+  valid_ = false;
+  std::vector<float>().swap(data_);
+}
+
+TensorView PackedWeights::view() const {
+  if (!valid_) {
+    detail::fail(kOp, shape_.empty() ? "these packed weights were never packed"
+                                     : "these packed weights " + detail::shape_string(shape_) +
+                                           " were invalidated: call update(w) first");
+  }
+  return TensorView(const_cast<float*>(data_.data()), shape_, strides_);
+}
+
+}  // namespace batchconv
