@@ -321,7 +321,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   if (live > kMaxNodes) {
     throw Error(origin + ": " + std::to_string(live) + " nodes after rewrites; the compiler lowers at most " +
                 std::to_string(kMaxNodes) + " into one Halide pipeline (Halide's compile time grows faster than "
-                "linearly with pipeline depth); split the model or run it through the runtime API");
+                "linearly with pipeline depth); split the model into smaller ones");
   }
   for (const ir::Value* v : g.inputs) {
     if (v->constant) continue;
