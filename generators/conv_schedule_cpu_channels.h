@@ -12,7 +12,8 @@
 // (PyTorch's channels_last) or any view.
 //
 // A task is ch_task_rows output rows of one group and image (and batch
-// slice). Per task: the zero-padded input rows are copied once, stored with
+// slice), split into column chunks when its padded input would pass
+// task_input_kb. Per task: the zero-padded input rows are copied once, stored with
 // x innermost (the broadcasts of a register tile then sit at constant
 // offsets from one pointer; channels-innermost storage made LLVM compute the
 // addresses in vector registers and ran 1.2x slower); the tiles accumulate
@@ -27,6 +28,7 @@
 // Measured: README's seed table (B = 1 and MAML rows, "channels").
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "Halide.h"
@@ -94,19 +96,35 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
     if (!is_inner) task_outer.push_back(o);
   }
 
+  // Tasks: ch_task_rows rows, and as many columns as keep the task's padded
+  // input near task_input_kb (all columns on the seed shapes; 256-channel,
+  // 1024-wide images get chunks), at least one vector and one register
+  // tile wide, overlapping at the right edge rather than narrower.
+  const ConvGeometry& geo = f.geo;
+  const int min_cols = (std::max(vec, s.ch_columns) + s.ch_columns - 1) / s.ch_columns * s.ch_columns;
+  Expr budget_cols = (s.task_input_kb * 256) /
+                     max(1, geo.cin_g * (s.ch_task_rows * geo.stride_y + geo.kernel_h - 1)) /
+                     max(1, geo.stride_x);
+  Expr task_cols = min(e.out_w, max(min_cols, budget_cols / s.ch_columns * s.ch_columns));
+
   // The copy of each task's block to y.
-  Var yo("yo"), yi("yi"), t("t");
-  out.split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
+  Var xt("xt"), yo("yo"), yi("yi"), t("t");
+  out.split(v.x, xt, v.x, task_cols, TailStrategy::GuardWithIf)
+      .split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
   std::vector<VarOrRVar> order{v.x, v.c, yi};
   for (const Var& i : inner) order.push_back(i);
+  order.push_back(xt);
   order.push_back(yo);
   order.push_back(v.g);
   for (const Var& o : task_outer) order.push_back(o);
   out.reorder(order);
+  // The column chunks run inside a task (fusing them into the parallel loop
+  // too left Halide 14 unable to bound g from the fused index, and the bias
+  // bounds check then failed on NHWC outputs).
   out.fuse(yo, v.g, t);
   for (const Var& o : task_outer) out.fuse(t, o, t);
   out.parallel(t);
-  const Var block_at = inner.empty() ? t : inner.front();
+  const Var block_at = inner.empty() ? xt : inner.front();
   if (vec > 1) {
     // NHWC y: channel vectors; NCHW y: row vectors (strided reads of the block).
     out.specialize(e.y_channels_innermost && e.cout_g >= vec)
@@ -140,9 +158,9 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   }
   detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false);
 
-  // Per task: the padded input rows (x innermost), vectorised along x for an
+  // Per column chunk: the padded input rows (x innermost), vectorised along x for an
   // NCHW x and along channels for an NHWC x.
-  f.padded.compute_at(out, t);
+  f.padded.compute_at(out, xt);
   if (vec > 1) {
     f.padded.specialize(e.x_channels_innermost).vectorize(v.c, vec, TailStrategy::GuardWithIf);
     f.padded.vectorize(v.x, vec, TailStrategy::GuardWithIf);

@@ -148,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(Views, ChannelsLast,
 TEST(ChannelsLastErrors, StridesMustMatchLayout) {
   std::vector<float> xs(2 * 8 * 5 * 5), ws(8 * 8 * 9), ys(2 * 8 * 5 * 5);
   TensorView x(xs.data(), {2, 8, 5, 5}), w(ws.data(), {8, 8, 3, 3}), y(ys.data(), {2, 8, 5, 5});
-  x.layout = Layout::NHWC;
+  x.layout = batchconv::Layout::NHWC;
   x.strides = {200, 25, 5, 1};  // NCHW strides
   try {
     grouped_conv(x, w, nullptr, y, ConvDesc::with_padding(1));

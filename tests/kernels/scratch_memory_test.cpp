@@ -87,10 +87,21 @@ TEST(ScratchMemory, WideManyChannelImage) {
   TensorView xv(x.data(), xs), wv(w.data(), ws);
   auto ys = batchconv::grouped_conv_output_shape(xv, wv, d);
   std::vector<float> y(count(ys));
-  const int64_t extra = extra_bytes([&] { batchconv::grouped_conv(xv, wv, nullptr, TensorView(y.data(), ys), d); });
-  EXPECT_LE(extra, allowance()) << "scratch of a 256-channel, 1024-wide conv";
-  // Column-chunked tasks (16 columns here) give the same numbers.
-  EXPECT_LT(sampled_error_2d(x, xs, w, ws, 1, 1, y, ys), 1e-5);
+  // Both schedule families; the channels family also packs the weights
+  // (O(weights), once per call without PackedWeights).
+  for (auto family : {batchconv::ScheduleFamily::Rows, batchconv::ScheduleFamily::Channels}) {
+    batchconv::set_schedule_family(family);
+    std::fill(y.begin(), y.end(), 0.0f);
+    const int64_t extra =
+        extra_bytes([&] { batchconv::grouped_conv(xv, wv, nullptr, TensorView(y.data(), ys), d); });
+    const bool channels = family == batchconv::ScheduleFamily::Channels;
+    const int64_t weights = channels ? int64_t(count(ws) * sizeof(float)) : 0;
+    EXPECT_LE(extra, allowance() + weights)
+        << "scratch of a 256-channel, 1024-wide conv, " << batchconv::last_conv_family() << " family";
+    // Column-chunked tasks give the same numbers.
+    EXPECT_LT(sampled_error_2d(x, xs, w, ws, 1, 1, y, ys), 1e-5) << batchconv::last_conv_family();
+  }
+  batchconv::set_schedule_family(batchconv::ScheduleFamily::Auto);
 }
 
 TEST(ScratchMemory, DepthwiseLargePlanes) {

@@ -126,6 +126,68 @@ class RepeatGrouped : public Method {
   batchconv::ConvDesc desc_;
 };
 
+// The op with one schedule family forced (NCHW tensors, the chooser off).
+class Forced : public Method {
+ public:
+  explicit Forced(batchconv::ScheduleFamily f) : family_(f) {
+    name = f == batchconv::ScheduleFamily::Rows ? "batchconv:rows" : "batchconv:channels";
+    family = Family::Batchconv;
+  }
+  void run(Problem& p) override {
+    batchconv::set_schedule_family(family_);
+    direct_.run(p);
+    batchconv::set_schedule_family(batchconv::ScheduleFamily::Auto);
+  }
+
+ private:
+  batchconv::ScheduleFamily family_;
+  Direct direct_;
+};
+
+// x and y channels-last (NHWC, PyTorch's channels_last) and the weights
+// packed once: the conv alone, like oneDNN's blocked-layout row. The
+// reorders from and to problem's NCHW tensors are in setup and finish.
+class ChannelsLast : public Method {
+ public:
+  ChannelsLast() {
+    name = "batchconv:nhwc(conv-only)";
+    family = Family::Batchconv;
+    full_op = false;
+  }
+  void setup(Problem& p) override {
+    const auto& s = p.spec;
+    const int xc = s.op == Op::BatchedWeightConv ? 2 : 1;
+    const bool batched_y = s.op == Op::BatchedWeightConv ||
+                           (s.op == Op::BroadcastInputConv && s.layout == batchconv::BroadcastLayout::Batched);
+    xb_ = Buffer(p.x.size());
+    yb_ = Buffer(p.y.size());
+    x_ = batchconv::channels_last(xb_.data(), s.x_shape, xc);
+    y_ = batchconv::channels_last(yb_.data(), p.y_shape, batched_y ? 2 : 1);
+    batchconv::reorder(p.xv, x_);
+    packed_ = batchconv::PackedWeights(p.wv, s.desc.groups, s.op != Op::GroupedConv);
+  }
+  void run(Problem& p) override {
+    const auto& s = p.spec;
+    switch (s.op) {
+      case Op::GroupedConv: batchconv::grouped_conv(x_, packed_, p.bias_view(), y_, s.desc); break;
+      case Op::BatchedWeightConv:
+        batchconv::batched_weight_conv(x_, packed_, p.bias_view(), y_, s.desc);
+        break;
+      case Op::BroadcastInputConv:
+        batchconv::broadcast_input_conv(x_, packed_, p.bias_view(), y_, s.desc, s.layout);
+        break;
+      case Op::BatchedLinear: break;
+    }
+    impl = "family: " + batchconv::last_conv_family();
+  }
+  void finish(Problem& p) override { batchconv::reorder(y_, p.yv); }
+
+ private:
+  Buffer xb_, yb_;
+  TensorView x_, y_;
+  batchconv::PackedWeights packed_;
+};
+
 }  // namespace
 
 void add_batchconv_methods(const Problem& p, MethodList* out) {
@@ -143,6 +205,14 @@ void add_batchconv_methods(const Problem& p, MethodList* out) {
   }
   if (op == Op::BatchedWeightConv || op == Op::BroadcastInputConv)
     add(std::make_unique<Loop>(), "loop over b of batchconv::grouped_conv on slice b (zero-copy)");
+  if (op != Op::BatchedLinear) {
+    add(std::make_unique<Forced>(batchconv::ScheduleFamily::Rows),
+        "the op on the NCHW tensors, rows family forced (NCHW rows in vectors)");
+    add(std::make_unique<Forced>(batchconv::ScheduleFamily::Channels),
+        "the op on the NCHW tensors, channels family forced (output channels in vectors)");
+    add(std::make_unique<ChannelsLast>(),
+        "the op on channels-last (NHWC) x and y with PackedWeights; reorders not timed");
+  }
 }
 
 }  // namespace bcbench
