@@ -41,7 +41,7 @@ class BatchedWeightConv : public Halide::Generator<BatchedWeightConv> {
     if (auto_schedule) {
       schedule_auto();
     } else {
-      schedule_conv_generator(y, f_, {f_.v.n, f_.v.b}, x, w, stride_x, point_, get_target());
+      schedule_conv_generator(y, y, f_, {f_.v.n, f_.v.b}, x, w, stride_x, point_, get_target());
     }
   }
 

@@ -45,7 +45,7 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
     if (auto_schedule) {
       schedule_auto();
     } else {
-      schedule_conv_generator(y, f_, {f_.v.n, f_.v.b}, x, w, stride_x, point_, get_target(), {f_.v.b});
+      schedule_conv_generator(y, y, f_, {f_.v.n, f_.v.b}, x, w, stride_x, point_, get_target(), {f_.v.b});
     }
   }
 

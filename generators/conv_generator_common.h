@@ -49,27 +49,28 @@ void constrain_buffers(ConvFamily family, BufX& x, BufW& w, BufY& y) {
   w.dim(3).set_stride(1);
 }
 
-// Schedules a conv generator's output `y` (dims (x, y, c, g, outer...)) for
-// its target and point; `inner` as in schedule_conv_cpu.
-template <typename BufX, typename BufW, typename Out, typename Int>
-void schedule_conv_generator(Out& y, ConvFuncs& f, const std::vector<Halide::Var>& outer,
-                             const BufX& x, const BufW& w, const Int& stride_x,
-                             const ConvSchedule& point, const Halide::Target& target,
-                             const std::vector<Halide::Var>& inner = {}) {
+// Schedules a conv generator's output Func `out` (dims (x, y, c, g,
+// outer...); its buffer `y`) for its target and point; `inner` as in
+// schedule_conv_cpu.
+template <typename BufX, typename BufW, typename BufY, typename Int>
+void schedule_conv_generator(Halide::Func out, const BufY& y, ConvFuncs& f,
+                             const std::vector<Halide::Var>& outer, const BufX& x, const BufW& w,
+                             const Int& stride_x, const ConvSchedule& point,
+                             const Halide::Target& target, const std::vector<Halide::Var>& inner = {}) {
   if (target.has_gpu_feature()) {
-    schedule_conv_cuda(y, f, outer);
+    schedule_conv_cuda(out, f, outer);
     return;
   }
   const TargetFacts facts = target_facts(target);
   if (point.family == ConvFamily::Channels) {
     ChannelsExtents e{y.dim(0).extent(), w.dim(3).extent(), x.dim(2).stride() == 1,
                       y.dim(2).stride() == 1};
-    schedule_conv_cpu_channels(y, f, outer, e, point, facts, inner);
+    schedule_conv_cpu_channels(out, f, outer, e, point, facts, inner);
     return;
   }
   ConvExtents e{y.dim(0).extent(), y.dim(1).extent(), w.dim(2).extent(), w.dim(3).extent(),
                 stride_x};
-  schedule_conv_cpu(y, f, outer, e, point, facts, inner);
+  schedule_conv_cpu(out, f, outer, e, point, facts, inner);
 }
 
 }  // namespace batchconv_gen

@@ -267,6 +267,16 @@ inline void schedule_conv_cpu(Halide::Func out, ConvFuncs& f, const std::vector<
       {fits(single), single},
   };
 
+  // A point may make two paths' conditions the same (row_channels <= 4:
+  // dense and narrow); the first one schedules it.
+  std::vector<Path> distinct;
+  for (const Path& p : paths) {
+    bool seen = false;
+    for (const Path& q : distinct) seen = seen || Internal::equal(p.when, q.when);
+    if (!seen) distinct.push_back(p);
+  }
+  paths = distinct;
+
   const detail::TaskLoops loops;
   Stage conv_update = f.conv.update();
   for (const Path& p : paths) {

@@ -150,6 +150,13 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
       {e.cout_g >= vec && e.out_w >= one_vector_columns, {vec, 1, one_vector_columns}},
       {e.cout_g >= vec, {vec, 1, 1}},
   };
+  std::vector<Path> distinct;  // a point may make two conditions the same
+  for (const Path& p : paths) {
+    bool seen = false;
+    for (const Path& q : distinct) seen = seen || Internal::equal(p.when, q.when);
+    if (!seen) distinct.push_back(p);
+  }
+  paths = distinct;
   if (vec > 1) {
     for (const Path& p : paths) {
       detail::schedule_channels_tile(f, block.specialize(p.when), f.conv.specialize(p.when),

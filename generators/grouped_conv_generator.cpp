@@ -47,7 +47,7 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
     if (auto_schedule) {
       schedule_auto();
     } else {
-      schedule_conv_generator(y, f_, {f_.v.n}, x, w, stride_x, point_, get_target());
+      schedule_conv_generator(y, y, f_, {f_.v.n}, x, w, stride_x, point_, get_target());
     }
   }
 
