@@ -1,7 +1,9 @@
 #include "args.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 namespace bcbench {
 
@@ -91,30 +93,49 @@ exit status: 0 ok, 1 a checked method exceeded the tolerance or failed,
 
 namespace {
 
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo) {
+// Bounds for counts that size vectors or thread pools (Halide's pool has at most 256 threads).
+constexpr int64_t kMaxReps = 1000000;
+constexpr int64_t kMaxThreads = 256;
+
+// Integers must lie in [lo, hi]; the default hi keeps every value an int
+// (dimensions, groups, stride, ... are ints in batchconv::ConvDesc).
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi = kIntMax) {
   errno = 0;
   char* end = nullptr;
   long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || x < lo)
-    throw UsageError(flag + ": '" + v + "' is not an integer >= " + std::to_string(lo));
+  if (v.empty() || *end || errno || x < lo || x > hi) {
+    if (!v.empty() && !*end && (errno == ERANGE || x > hi))
+      throw UsageError(flag + ": '" + v + "' is out of range (expected " + std::to_string(lo) + ".." +
+                       std::to_string(hi) + ")");
+    if (hi == kIntMax) throw UsageError(flag + ": '" + v + "' is not an integer >= " + std::to_string(lo));
+    throw UsageError(flag + ": '" + v + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  }
   return x;
+}
+
+int parse_small(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+  return static_cast<int>(parse_int(flag, v, lo, hi));
 }
 
 double parse_double(const std::string& flag, const std::string& v) {
   char* end = nullptr;
   double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || !(x > 0)) throw UsageError(flag + ": '" + v + "' is not a positive number");
+  if (v.empty() || *end || !(x > 0) || !std::isfinite(x))
+    throw UsageError(flag + ": '" + v + "' is not a positive number");
   return x;
 }
 
-std::vector<int64_t> split_ints(const std::string& flag, const std::string& v, char sep, int64_t lo) {
+std::vector<int64_t> split_ints(const std::string& flag, const std::string& v, char sep, int64_t lo,
+                                int64_t hi = std::numeric_limits<int64_t>::max()) {
   std::vector<int64_t> out;
   size_t start = 0;
   while (true) {
     size_t e = v.find(sep, start);
     const std::string item = v.substr(start, e - start);
     try {
-      out.push_back(parse_int(flag, item, lo));
+      out.push_back(parse_int(flag, item, lo, hi));
     } catch (const UsageError&) {
       throw UsageError(flag + ": '" + v + "': '" + item + "' is not an integer >= " + std::to_string(lo));
     }
@@ -125,8 +146,10 @@ std::vector<int64_t> split_ints(const std::string& flag, const std::string& v, c
 }
 
 // "1" -> {1, 1}; "1x2" -> {1, 2} (H, W).
-std::array<int, 2> parse_pair(const std::string& flag, const std::string& v, int64_t lo) {
-  auto d = split_ints(flag, v, 'x', lo);
+std::array<int, 2> parse_pair(const std::string& flag, const std::string& v, int64_t lo, BenchArgs* a) {
+  auto d = split_ints(flag, v, 'x', lo, kIntMax);
+  a->geometry_flags.push_back(flag);
+  if (d.size() == 2) a->two_value_flags.push_back(flag);
   if (d.size() > 2) throw UsageError(flag + ": '" + v + "': expected one value or HxW");
   if (d.size() == 1) d.push_back(d[0]);
   return {static_cast<int>(d[0]), static_cast<int>(d[1])};
@@ -172,14 +195,15 @@ BenchArgs parse_args(const std::vector<std::string>& argv) {
     else if (flag == "--w-npy") need(), a.w_npy = v;
     else if (flag == "--bias-npy") need(), a.bias_npy = v, a.spec.bias = true;
     else if (flag == "--y-npy") need(), a.y_npy = v;
-    else if (flag == "--stride") need(), d.stride = parse_pair(flag, v, 1);
-    else if (flag == "--dilation") need(), d.dilation = parse_pair(flag, v, 1);
-    else if (flag == "--pad") need(), d.pad_begin = d.pad_end = parse_pair(flag, v, 0);
-    else if (flag == "--pad-begin") need(), d.pad_begin = parse_pair(flag, v, 0);
-    else if (flag == "--pad-end") need(), d.pad_end = parse_pair(flag, v, 0);
-    else if (flag == "--groups") need(), d.groups = static_cast<int>(parse_int(flag, v, 1));
+    else if (flag == "--stride") need(), d.stride = parse_pair(flag, v, 1, &a);
+    else if (flag == "--dilation") need(), d.dilation = parse_pair(flag, v, 1, &a);
+    else if (flag == "--pad") need(), d.pad_begin = d.pad_end = parse_pair(flag, v, 0, &a);
+    else if (flag == "--pad-begin") need(), d.pad_begin = parse_pair(flag, v, 0, &a);
+    else if (flag == "--pad-end") need(), d.pad_end = parse_pair(flag, v, 0, &a);
+    else if (flag == "--groups") need(), d.groups = parse_small(flag, v, 1, kIntMax), a.geometry_flags.push_back(flag);
     else if (flag == "--layout") {
       need();
+      a.layout_given = true;
       if (v == "concat" || v == "concatenated") a.spec.layout = batchconv::BroadcastLayout::Concatenated;
       else if (v == "batched") a.spec.layout = batchconv::BroadcastLayout::Batched;
       else throw UsageError("--layout: '" + v + "'; expected concat or batched");
@@ -190,17 +214,18 @@ BenchArgs parse_args(const std::vector<std::string>& argv) {
       else if (v == "none") a.check = CheckMode::None;
       else throw UsageError("--check: '" + v + "'; expected auto, full, sample or none");
     } else if (flag == "--tol") need(), a.run.tol = parse_double(flag, v);
-    else if (flag == "--warmup") need(), a.run.timing.warmup = static_cast<int>(parse_int(flag, v, 0));
-    else if (flag == "--min-reps") need(), a.run.timing.min_reps = static_cast<int>(parse_int(flag, v, 1));
-    else if (flag == "--reps") need(), a.run.timing.max_reps = static_cast<int>(parse_int(flag, v, 1));
+    else if (flag == "--warmup") need(), a.run.timing.warmup = parse_small(flag, v, 0, kMaxReps);
+    else if (flag == "--min-reps") need(), a.run.timing.min_reps = parse_small(flag, v, 1, kMaxReps);
+    else if (flag == "--reps") need(), a.run.timing.max_reps = parse_small(flag, v, 1, kMaxReps);
     else if (flag == "--max-time") need(), a.run.timing.max_seconds = parse_double(flag, v);
-    else if (flag == "--threads") need(), a.threads = static_cast<int>(parse_int(flag, v, 1));
+    else if (flag == "--threads") need(), a.threads = parse_small(flag, v, 1, kMaxThreads);
     else if (flag == "--methods") {
       need();
       size_t s = 0;
       while (true) {
         size_t e = v.find(',', s);
         a.run.only.push_back(v.substr(s, e - s));
+        if (a.run.only.back().empty()) throw UsageError("--methods: '" + v + "' has an empty entry");
         if (e == std::string::npos) break;
         s = e + 1;
       }
@@ -217,7 +242,22 @@ BenchArgs parse_args(const std::vector<std::string>& argv) {
   if (a.spec.x_shape.empty() && a.x_npy.empty()) throw UsageError("the input shape is missing: give --x=DIMS or --x-npy=FILE");
   if (a.spec.w_shape.empty() && a.w_npy.empty()) throw UsageError("the weight shape is missing: give --w=DIMS or --w-npy=FILE");
   if (a.run.timing.min_reps > a.run.timing.max_reps) a.run.timing.min_reps = a.run.timing.max_reps;
+  if (a.spec.op == Op::BatchedLinear && !a.geometry_flags.empty())
+    throw UsageError(a.geometry_flags[0] + " does not apply to batched_linear (it has no stride, padding, "
+                     "dilation or groups)");
+  if (a.layout_given && a.spec.op != Op::BroadcastInputConv)
+    throw UsageError(std::string("--layout applies only to broadcast_input_conv, not ") + op_name(a.spec.op));
+  if (!a.spec.x_shape.empty()) check_flags_apply(a);
   return a;
+}
+
+void check_flags_apply(const BenchArgs& a) {
+  if (a.spec.op == Op::BatchedLinear || a.two_value_flags.empty()) return;
+  // Rank decides 1-D vs 2-D: x (N, C, W) for gconv/biconv, (B, N, C, W) for bwconv.
+  const size_t one_d_rank = a.spec.op == Op::BatchedWeightConv ? 4 : 3;
+  if (a.spec.x_shape.size() == one_d_rank)
+    throw UsageError(a.two_value_flags[0] + " gives HxW values but x " + shape_str(a.spec.x_shape) + " makes " +
+                     op_name(a.spec.op) + " a 1-D conv: give one value");
 }
 
 }  // namespace bcbench

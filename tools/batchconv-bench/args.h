@@ -27,11 +27,19 @@ struct BenchArgs {
   bool help = false;
   bool measure_limits = true;
   double peak_gflops = 0, bw_gbs = 0;  // given: skip measuring
+  std::vector<std::string> geometry_flags;   // conv-only flags given (--stride, --groups, ...)
+  std::vector<std::string> two_value_flags;  // those given as HxW
+  bool layout_given = false;
 };
 
 // Throws UsageError naming the bad flag and what was expected.
 BenchArgs parse_args(const std::vector<std::string>& argv);
 const char* help_text();
+
+// Throws UsageError when a flag does not apply to the op at x's rank (HxW
+// geometry on a 1-D conv). parse_args calls it when --x is given; call it
+// again once a .npy file has supplied x's shape.
+void check_flags_apply(const BenchArgs& a);
 
 // "3x32x32" -> {3, 32, 32}; every dimension must be a positive integer.
 std::vector<int64_t> parse_dims(const std::string& flag, const std::string& v);

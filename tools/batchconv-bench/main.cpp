@@ -51,7 +51,9 @@ int run(int argc, char** argv) {
     if (!a.x_npy.empty()) load_shape(a.x_npy, "--x-npy", &a.spec.x_shape, &xa);
     if (!a.w_npy.empty()) load_shape(a.w_npy, "--w-npy", &a.spec.w_shape, &wa);
     if (!a.bias_npy.empty()) ba = read_npy(a.bias_npy);
+    check_flags_apply(a);
     p = make_problem(a.spec, a.seed);
+    check_methods_exist(*p, a.run.only);
     if (!a.bias_npy.empty() && ba.shape != p->bv.shape)
       throw UsageError("--bias-npy: " + a.bias_npy + " has shape " + shape_str(ba.shape) + "; expected " +
                        shape_str(p->bv.shape));

@@ -1,5 +1,10 @@
 #include "npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -47,6 +52,12 @@ int64_t checked_numel(const std::vector<int64_t>& shape, const std::string& what
   return n;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
 }  // namespace
 
 void parse_npy_header(const std::string& header, const std::string& what,
@@ -82,6 +93,10 @@ void parse_npy_header(const std::string& header, const std::string& what,
 }
 
 NpyArray read_npy(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw NpyError(path + ": cannot open for reading (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) throw NpyError(path + ": not a regular file (expected a .npy file)");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw NpyError(path + ": cannot open for reading");
   char magic[6];
@@ -108,11 +123,17 @@ NpyArray read_npy(const std::string& path) {
   NpyArray a;
   parse_npy_header(header, path, &a.shape);
   const int64_t n = checked_numel(a.shape, path);
+  // The size the header claims is checked against the file before any memory is taken.
+  const int64_t data_at = static_cast<int64_t>(f.tellg());
+  const int64_t have = static_cast<int64_t>(st.st_size) - data_at;
+  if (have < n * 4)
+    throw NpyError(path + ": truncated data: the header's shape " + shape_text(a.shape) + " needs " +
+                   std::to_string(n * 4) + " bytes of float32, the file has " + std::to_string(have));
+  if (have > n * 4)
+    throw NpyError(path + ": trailing bytes after the " + std::to_string(n) + " float32 values");
   a.data.resize(static_cast<size_t>(n));
   if (n > 0 && !f.read(reinterpret_cast<char*>(a.data.data()), n * 4))
     throw NpyError(path + ": truncated data: expected " + std::to_string(n * 4) + " bytes of float32");
-  if (f.peek() != std::char_traits<char>::eof())
-    throw NpyError(path + ": trailing bytes after the " + std::to_string(n) + " float32 values");
   return a;
 }
 
@@ -130,17 +151,40 @@ void write_npy(const std::string& path, const std::vector<int64_t>& shape, const
   dict.append(total - prefix - dict.size() - 1, ' ');
   dict.push_back('\n');
   const int64_t n = checked_numel(shape, path);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw NpyError(path + ": cannot open for writing");
-  f.write(kMagic, 6);
+  // Written to a temporary file beside the target, then renamed: a failed
+  // write leaves the old file (or none) and no temporary behind.
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw NpyError(path + ": exists and is not a regular file; refusing to replace it");
+  const size_t slash = path.rfind('/');
+  std::string tmpl = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + ".npy-tmp-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) throw NpyError(path + ": cannot create a temporary file beside it (" + std::strerror(errno) + ")");
+  const std::string tmp(name.data());
+  auto put = [&](const void* p, size_t len) {
+    const char* c = static_cast<const char*>(p);
+    while (len > 0) {
+      const ssize_t w = ::write(fd, c, len);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      c += w, len -= static_cast<size_t>(w);
+    }
+    return true;
+  };
   const char v[2] = {static_cast<char>(version), 0};
-  f.write(v, 2);
   uint32_t hl = static_cast<uint32_t>(dict.size());
   const char l4[4] = {char(hl & 255), char((hl >> 8) & 255), char((hl >> 16) & 255), char(hl >> 24)};
-  f.write(l4, version == 1 ? 2 : 4);
-  f.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-  if (n > 0) f.write(reinterpret_cast<const char*>(data), n * 4);
-  if (!f) throw NpyError(path + ": write failed");
+  bool ok = put(kMagic, 6) && put(v, 2) && put(l4, version == 1 ? 2 : 4) && put(dict.data(), dict.size()) &&
+            (n == 0 || put(data, static_cast<size_t>(n) * 4)) && ::fchmod(fd, 0644) == 0;
+  const int err = errno;
+  if (::close(fd) != 0 && ok) ok = false;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = ok ? errno : err;
+    ::unlink(tmp.c_str());
+    throw NpyError(path + ": write failed (" + std::strerror(e) + "); the file is left as it was");
+  }
 }
 
 }  // namespace bcbench

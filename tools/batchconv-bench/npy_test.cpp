@@ -2,10 +2,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "alloc_counter.h"
 #include "npy.h"
 
 namespace bcbench {
@@ -109,6 +118,72 @@ TEST(Npy, RejectsMalformedHeaders) {
   EXPECT_THROW(parse_npy_header("not a dict", "h", &shape), NpyError);
   parse_npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1, 2), }", "h", &shape);
   EXPECT_EQ(shape, (std::vector<int64_t>{3, 1, 2}));
+}
+
+// A 92-byte file claiming 4 GiB of data is refused before any of it is allocated.
+TEST(Npy, HugeClaimIsRefusedBeforeAllocating) {
+  const std::string p = tmp("huge.npy");
+  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 32768, 32768), }", 0);
+  ASSERT_TRUE(mem::counting_active());
+  mem::reset_peak();
+  const int64_t live0 = mem::live_bytes();
+  const std::string e = error_of(p);
+  EXPECT_NE(e.find("truncated data"), std::string::npos) << e;
+  EXPECT_NE(e.find("4294967296 bytes"), std::string::npos) << e;
+  EXPECT_LT(mem::peak_bytes() - live0, int64_t(1) << 20);
+}
+
+TEST(Npy, DirectoryIsNotAFile) {
+  const std::string d = tmp("dir.npy");
+  ::mkdir(d.c_str(), 0755);
+  const std::string e = error_of(d);
+  EXPECT_NE(e.find("not a regular file"), std::string::npos) << e;
+}
+
+// write_npy goes through a temporary file: a failed write keeps the old file
+// whole, and leaves no temporary behind.
+TEST(Npy, FailedWriteKeepsTheOldFile) {
+  const std::string dir = tmp("wdir");
+  std::filesystem::remove_all(dir);
+  ::mkdir(dir.c_str(), 0755);
+  const std::string p = dir + "/y.npy";
+  const float v[3] = {1, 2, 3};
+  write_npy(p, {3}, v);
+  // /dev/full fails every write; a target in a folder we cannot write to fails at creation.
+  EXPECT_THROW(write_npy("/dev/full", {3}, v), NpyError);
+  ::chmod(dir.c_str(), 0555);
+  const bool root = ::geteuid() == 0;
+  if (!root) EXPECT_THROW(write_npy(p, {3}, v), NpyError);
+  ::chmod(dir.c_str(), 0755);
+  EXPECT_EQ(read_npy(p).data, std::vector<float>(v, v + 3));
+  // A write that fails midway (the file size limit is hit after the header).
+  {
+    std::vector<float> big(1000, 5.f);
+    struct rlimit old_limit;
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old_limit;
+    small.rlim_cur = 1024;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    EXPECT_THROW(write_npy(p, {1000}, big.data()), NpyError);
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    ::signal(SIGXFSZ, old_handler);
+    EXPECT_EQ(read_npy(p).data, std::vector<float>(v, v + 3));
+    int entries = 0;
+    if (DIR* dp = ::opendir(dir.c_str())) {
+      while (dirent* de = ::readdir(dp)) entries += de->d_name[0] != '.' || std::string(de->d_name).size() > 2;
+      ::closedir(dp);
+    }
+    EXPECT_EQ(entries, 1) << "a temporary file was left in " << dir;
+  }
+  // A symlink target is refused outright instead of being replaced by a file.
+  const std::string link = dir + "/link.npy";
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink(p.c_str(), link.c_str()), 0);
+  EXPECT_THROW(write_npy(link, {3}, v), NpyError);
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
 }
 
 }  // namespace

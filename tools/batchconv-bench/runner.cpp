@@ -19,6 +19,20 @@ bool method_selected(const Method& m, const std::vector<std::string>& only) {
   return false;
 }
 
+void check_methods_exist(Problem& p, const std::vector<std::string>& only) {
+  if (only.empty()) return;
+  MethodList methods = make_methods(p);
+  for (const auto& s : only) {
+    bool found = false;
+    for (const auto& m : methods) found |= method_selected(*m, {s});
+    if (found) continue;
+    std::string names = "batchconv, onednn, naive";
+    for (const auto& m : methods) names += ", " + m->name;
+    throw std::invalid_argument("--methods: '" + s + "' names no method of " + op_name(p.spec.op) +
+                                " at these shapes (known: " + names + ")");
+  }
+}
+
 // One-time library start-up (oneDNN's engine and CPU detection, the OpenMP
 // and Halide thread pools) allocates memory that belongs to no method; do it
 // once here so that it is not charged to whichever method happens to run first.

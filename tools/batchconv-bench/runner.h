@@ -38,6 +38,8 @@ struct RunOptions {
 };
 
 bool method_selected(const Method& m, const std::vector<std::string>& only);
+// Throws std::invalid_argument naming an entry of --methods that selects no method of p.
+void check_methods_exist(Problem& p, const std::vector<std::string>& only);
 
 std::vector<MethodResult> run_methods(Problem& p, const CheckPlan& plan, const RunOptions& o);
 
