@@ -268,7 +268,9 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
 void bind_input_shapes(ir::Model& model, const std::string& origin,
                        const std::map<std::string, std::vector<int64_t>>& shapes) {
   bool changed = false;
-  for (const auto& [name, shape] : shapes) {
+  for (const auto& entry : shapes) {
+    const std::string& name = entry.first;  // (clang cannot capture a structured binding)
+    const std::vector<int64_t>& shape = entry.second;
     auto it = std::find_if(model.graph.inputs.begin(), model.graph.inputs.end(),
                            [&](const ir::Value* v) { return v->name == name; });
     if (it == model.graph.inputs.end()) {

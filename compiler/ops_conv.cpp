@@ -15,6 +15,7 @@
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
 #include "target_facts.h"
+#include "ir/conv_window.h"
 #include "ops.h"
 
 namespace batchconv::compiler {
@@ -73,37 +74,17 @@ ConvShape conv_shape(const LoweringContext& cx, const ir::Node& n, bool batched)
   const int sp0 = lead + 2;
   std::vector<int64_t> in(x.shape.begin() + sp0, x.shape.end());
   std::vector<int64_t> k(w.shape.begin() + sp0, w.shape.end());
-  std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(s.spatial, 1));
-  std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(s.spatial, 1));
-  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * s.spatial, 0));
-  std::vector<int64_t> ks = n.attr_ints("kernel_shape", k);
-  if (strides.size() != size_t(s.spatial) || dil.size() != size_t(s.spatial) ||
-      pads.size() != size_t(2 * s.spatial) || ks != k) {
-    cx.fail(n, "strides/dilations/pads/kernel_shape do not match " + std::to_string(s.spatial) +
-                   " spatial dims and weight " + shape_str(w.shape));
+  ir::Window win;
+  try {
+    win = ir::conv_window(ir::window_attrs(n, s.spatial), in, k);
+  } catch (const ir::WindowError& e) {
+    cx.fail(n, e.what());
   }
-  const ir::Attribute* ap = n.attr("auto_pad");
-  std::string auto_pad = ap ? ap->s : "NOTSET";
-  std::vector<int64_t> out(s.spatial);
-  for (int d = 0; d < s.spatial; ++d) {
-    const int64_t span = dil[d] * (k[d] - 1) + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t o = (in[d] + strides[d] - 1) / strides[d];
-      const int64_t total = std::max<int64_t>(0, (o - 1) * strides[d] + span - in[d]);
-      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[d + s.spatial] = total - pads[d];
-    } else if (auto_pad == "VALID") {
-      pads[d] = pads[d + s.spatial] = 0;
-    } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
-      cx.fail(n, "auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-    }
-    const int64_t padded = in[d] + pads[d] + pads[d + s.spatial];
-    if (strides[d] < 1 || dil[d] < 1 || padded < span) {
-      cx.fail(n, "kernel span " + std::to_string(span) + " is larger than the padded input " +
-                     std::to_string(padded) + " (or a stride/dilation < 1)");
-    }
-    out[d] = (padded - span) / strides[d] + 1;
-  }
+  const std::vector<int64_t>& strides = win.strides;
+  const std::vector<int64_t>& dil = win.dilations;
+  std::vector<int64_t> pads = win.pad_begin;
+  pads.insert(pads.end(), win.pad_end.begin(), win.pad_end.end());
+  const std::vector<int64_t>& out = win.out;
   // Halide order: x is the last ONNX dim.
   s.in_w = in.back();
   s.k_w = k.back();

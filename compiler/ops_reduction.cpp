@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/conv_window.h"
 #include "ops.h"
 
 namespace batchconv::compiler {
@@ -129,34 +130,19 @@ struct Window {
 Window pool_window(LoweringContext& cx, const ir::Node& n, const LTensor& x, bool dilations) {
   const int sp = x.rank() - 2;
   if (sp < 1) cx.fail(n, "input of shape " + shape_str(x.shape) + " has no spatial dims");
-  Window w;
-  w.k = n.attr_ints("kernel_shape");
-  if (int(w.k.size()) != sp) cx.fail(n, "kernel_shape must have " + std::to_string(sp) + " entries");
-  w.s = n.attr_ints("strides", std::vector<int64_t>(sp, 1));
-  w.d = dilations ? n.attr_ints("dilations", std::vector<int64_t>(sp, 1)) : std::vector<int64_t>(sp, 1);
-  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
-  if (int(w.s.size()) != sp || int(w.d.size()) != sp || int(pads.size()) != 2 * sp) cx.fail(n, "strides/dilations/pads do not match the spatial rank");
-  const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
-  const ir::Attribute* ap = n.attr("auto_pad");
-  const std::string auto_pad = ap ? ap->s : "NOTSET";
-  for (int i = 0; i < sp; ++i) {
-    const int64_t in = x.shape[2 + i], span = w.d[i] * (w.k[i] - 1) + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t o = (in + w.s[i] - 1) / w.s[i];
-      const int64_t total = std::max<int64_t>(0, (o - 1) * w.s[i] + span - in);
-      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[i + sp] = total - pads[i];
-    } else if (auto_pad == "VALID") {
-      pads[i] = pads[i + sp] = 0;
-    }
-    w.pb.push_back(pads[i]);
-    w.pe.push_back(pads[i + sp]);
-    const int64_t room = in + pads[i] + pads[i + sp] - span;
-    if (room < 0 || w.s[i] < 1) cx.fail(n, "the window is larger than the padded input");
-    int64_t o = (ceil_mode ? (room + w.s[i] - 1) / w.s[i] : room / w.s[i]) + 1;
-    if (ceil_mode && (o - 1) * w.s[i] >= in + pads[i]) --o;
-    w.out.push_back(o);
+  ir::Window win;
+  try {
+    win = ir::conv_window(ir::window_attrs(n, sp, dilations), std::vector<int64_t>(x.shape.begin() + 2, x.shape.end()));
+  } catch (const ir::WindowError& e) {
+    cx.fail(n, e.what());
   }
+  Window w;
+  w.k = win.kernel;
+  w.s = win.strides;
+  w.d = win.dilations;
+  w.pb = win.pad_begin;
+  w.pe = win.pad_end;
+  w.out = win.out;
   return w;
 }
 

@@ -86,8 +86,10 @@ void reshape(LoweringContext& cx, const ir::Node& n) {
     if (shape[k] == -1) {
       if (infer >= 0) cx.fail(n, "more than one -1 in the target shape");
       infer = static_cast<int>(k);
+    } else if (shape[k] < 0) {
+      cx.fail(n, "the target shape " + shape_str(shape) + " has a negative entry");
     } else {
-      known *= shape[k];
+      known = ir::mul_sat(known, shape[k]);
     }
   }
   if (infer >= 0) {
@@ -176,7 +178,8 @@ void tile(LoweringContext& cx, const ir::Node& n) {
   std::vector<int64_t> shape;
   for (size_t k = 0; k < reps.size(); ++k) {
     if (reps[k] < 0) cx.fail(n, "negative repeat count");
-    shape.push_back(in.shape[k] * reps[k]);
+    if (reps[k] < 0) cx.fail(n, "repeats " + shape_str(reps) + " has a negative entry");
+    shape.push_back(ir::mul_sat(in.shape[k], reps[k]));
   }
   std::vector<Var> vars = make_vars(in.rank());
   std::vector<Expr> idx = onnx_index(vars);

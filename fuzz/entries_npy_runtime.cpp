@@ -74,7 +74,7 @@ void runtime_validation(const uint8_t* data, size_t size) {
   for (int i = 0; i < 2; ++i) {
     d.stride[i] = static_cast<int>(b.next(-1, 4));
     d.dilation[i] = static_cast<int>(b.next(-1, 4));
-    d.pad_begin[i] = static_cast<int>(b.next(-1, 4)) * (b.next(0, 9) == 9 ? 1 << 29 : 1);
+    d.pad_begin[i] = static_cast<int>(b.next(-1, 4) * (b.next(0, 9) == 9 ? int64_t(1) << 28 : 1));
     d.pad_end[i] = static_cast<int>(b.next(-1, 4));
   }
   d.groups = static_cast<int>(b.next(-1, 8));

@@ -1,6 +1,8 @@
 // Helpers shared by the clean-up passes.
 #include "cleanup_util.h"
 
+#include <algorithm>
+
 #include "match/graph_search.h"
 
 namespace batchconv::rewrites::cleanup {
@@ -9,7 +11,7 @@ int64_t value_bytes(const ir::Value* v) {
   auto s = match::static_shape(v);
   if (!s) return 0;
   int64_t n = ir::dtype_size(v->type.dtype);
-  for (int64_t d : *s) n *= d;
+  for (int64_t d : *s) n = ir::mul_sat(n, std::max<int64_t>(d, 0));
   return n;
 }
 

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "ir/conv_window.h"
 #include "match/graph_search.h"
 
 namespace batchconv::rewrites {
@@ -48,14 +49,15 @@ std::optional<ConvGeometry> read_conv(Node* n, std::string* reason) {
       return fail("bias '" + c.b->name + "' has shape " + shape_str(*bs) + ", expected (" +
                   std::to_string(c.wshape[0]) + ")");
   }
-  c.strides = n->attr_ints("strides", std::vector<int64_t>(c.spatial, 1));
-  c.dilations = n->attr_ints("dilations", std::vector<int64_t>(c.spatial, 1));
-  c.pads = n->attr_ints("pads", std::vector<int64_t>(2 * c.spatial, 0));
-  if (const auto* a = n->attr("auto_pad")) c.auto_pad = a->s.empty() ? "NOTSET" : a->s;
-  if (static_cast<int64_t>(c.strides.size()) != c.spatial ||
-      static_cast<int64_t>(c.dilations.size()) != c.spatial ||
-      static_cast<int64_t>(c.pads.size()) != 2 * c.spatial)
-    return fail("strides/dilations/pads do not match " + std::to_string(c.spatial) + " spatial dims");
+  try {
+    ir::WindowAttrs a = ir::window_attrs(*n, c.spatial);
+    c.strides = a.strides;
+    c.dilations = a.dilations;
+    c.pads = a.pads;
+    c.auto_pad = a.auto_pad;
+  } catch (const ir::WindowError& e) {
+    return fail(e.what());
+  }
   return c;
 }
 
@@ -75,23 +77,14 @@ std::string geometry_mismatch(const ConvGeometry& a, const ConvGeometry& b) {
 
 std::optional<std::vector<int64_t>> conv_output_spatial(const ConvGeometry& c,
                                                         const std::vector<int64_t>& in) {
-  if (static_cast<int64_t>(in.size()) != c.spatial) return std::nullopt;
-  std::vector<int64_t> out(c.spatial);
-  for (int64_t i = 0; i < c.spatial; ++i) {
-    const int64_t k = c.wshape[2 + i], s = c.strides[i], d = c.dilations[i];
-    if (s <= 0 || d <= 0) return std::nullopt;
-    const int64_t ek = (k - 1) * d + 1;
-    if (c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
-      out[i] = (in[i] + s - 1) / s;
-    } else if (c.auto_pad == "VALID") {
-      out[i] = in[i] - ek < 0 ? -1 : (in[i] - ek) / s + 1;
-    } else {
-      const int64_t padded = in[i] + c.pads[i] + c.pads[c.spatial + i] - ek;
-      out[i] = padded < 0 ? -1 : padded / s + 1;
-    }
-    if (out[i] <= 0) return std::nullopt;
+  if (static_cast<int64_t>(in.size()) != c.spatial || !c.node) return std::nullopt;
+  try {
+    return ir::conv_window(ir::window_attrs(*c.node, c.spatial), in,
+                           std::vector<int64_t>(c.wshape.begin() + 2, c.wshape.end()))
+        .out;
+  } catch (const ir::WindowError&) {
+    return std::nullopt;
   }
-  return out;
 }
 
 std::optional<std::vector<float>> float_data(const Value* v) {

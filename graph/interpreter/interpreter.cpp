@@ -19,6 +19,7 @@ const Registry& registry() {
     register_shape_kernels(reg);
     register_slice_kernels(reg);
     register_conv_kernels(reg);
+    register_nn_kernels(reg);
     return reg;
   }();
   return r;
@@ -105,14 +106,31 @@ TensorMap run(const ir::Model& model, const TensorMap& inputs) {
     throw Error("value '" + v->name + "' has no value when it is needed");
   };
   for (const auto& v : g.values()) remaining[v.get()] = static_cast<int>(v->uses.size());
+  // Live elements stay within a budget (each tensor is also limited by
+  // make_tensor): a model whose intermediates pile up is refused, not run
+  // until memory runs out.
+  constexpr int64_t kMaxLiveElements = int64_t(1) << 28;
+  int64_t live = 0;
+  for (const auto& [v, t] : env) live += t.numel();
   for (const ir::Node* n : g.topological_order()) {
     std::vector<const Tensor*> ins;
     for (const ir::Value* v : n->inputs) ins.push_back(value_of(v));
     std::vector<Tensor> outs = run_node(*n, ins, model.opset(n->domain));
     for (size_t k = 0; k < n->outputs.size(); ++k)
-      if (n->outputs[k]) env[n->outputs[k]] = std::move(outs[k]);
+      if (n->outputs[k]) {
+        live += outs[k].numel();
+        auto old_it = env.find(n->outputs[k]);
+        if (old_it != env.end()) live -= old_it->second.numel();
+        env[n->outputs[k]] = std::move(outs[k]);
+      }
     for (const ir::Value* v : n->inputs)
-      if (v && --remaining[v] == 0 && !v->is_graph_output && v->producer) env.erase(v);
+      if (v && --remaining[v] == 0 && !v->is_graph_output && v->producer) {
+        auto it = env.find(v);
+        if (it != env.end()) live -= it->second.numel(), env.erase(it);
+      }
+    if (live > kMaxLiveElements)
+      throw Error("node " + ir::describe(n) + ": the model's live tensors exceed the reference interpreter's " +
+                  "budget of 2^28 elements");
   }
   TensorMap out;
   for (const ir::Value* v : g.outputs) out[v->name] = *value_of(v);

@@ -2,6 +2,7 @@
 // project's batchconv.BatchedWeightConv: x (B,N,Cin,S...), w (B,Cout,Cin/g,K...),
 // optional bias (B,Cout) -> y (B,N,Cout,S'...); slice b of x meets only slice b of w.
 #include "interpreter/kernel_util.h"
+#include "ir/conv_window.h"
 
 namespace batchconv::interp {
 
@@ -14,12 +15,6 @@ struct Geometry {
   int64_t stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
   std::vector<int64_t> out_spatial;
 };
-
-std::vector<int64_t> attr_or(const ir::Node& nd, const char* name, size_t s, int64_t def) {
-  std::vector<int64_t> v = nd.attr_ints(name);
-  if (v.empty()) v.assign(s, def);
-  return v;
-}
 
 // x_shape: (N, C, S...), w_shape: (M, C/g, K...).
 Geometry geometry(const ir::Node& nd, const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
@@ -37,39 +32,21 @@ Geometry geometry(const ir::Node& nd, const std::vector<int64_t>& x, const std::
     fail("group " + std::to_string(g.group) + " x weight in-channels " + std::to_string(g.cg) + " != input channels " +
          std::to_string(g.c));
   if (g.m % g.group) fail("group " + std::to_string(g.group) + " does not divide " + std::to_string(g.m) + " output channels");
-  std::vector<int64_t> ks = nd.attr_ints("kernel_shape");
-  std::vector<int64_t> st = attr_or(nd, "strides", s, 1), dl = attr_or(nd, "dilations", s, 1);
-  std::vector<int64_t> pads = attr_or(nd, "pads", 2 * s, 0);
-  if (st.size() != s || dl.size() != s || pads.size() != 2 * s || (!ks.empty() && ks.size() != s))
-    fail("strides/dilations/pads/kernel_shape do not match " + std::to_string(s) + " spatial dims");
-  const ir::Attribute* ap = nd.attr("auto_pad");
-  std::string auto_pad = ap ? ap->s : "NOTSET";
+  ir::Window win;
+  try {
+    win = ir::conv_window(ir::window_attrs(nd, static_cast<int64_t>(s)), std::vector<int64_t>(x.begin() + 2, x.end()),
+                          std::vector<int64_t>(w.begin() + 2, w.end()));
+  } catch (const ir::WindowError& e) {
+    fail(e.what());
+  }
   for (size_t d = 0; d < s; ++d) {
-    int64_t i = x[2 + d], k = w[2 + d];
-    if (!ks.empty() && ks[d] != k) fail("kernel_shape " + shape_str(ks) + " does not match weight " + shape_str(w));
-    if (st[d] <= 0 || dl[d] <= 0) fail("strides and dilations must be positive");
-    int64_t ext = (k - 1) * dl[d] + 1, pb = pads[d], pe = pads[d + s];
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      int64_t o = (i + st[d] - 1) / st[d];
-      int64_t total = std::max<int64_t>(0, (o - 1) * st[d] + ext - i);
-      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else if (auto_pad == "VALID") {
-      pb = pe = 0;
-    } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
-      fail("unknown auto_pad '" + auto_pad + "'");
-    }
-    if (pb < 0 || pe < 0) fail("negative pads");
-    int64_t o = (i + pb + pe - ext) / st[d] + 1;
-    if (i + pb + pe < ext || o <= 0)
-      fail("kernel extent " + std::to_string(ext) + " exceeds padded input " + std::to_string(i + pb + pe));
-    g.in[off + d] = i;
-    g.k[off + d] = k;
-    g.stride[off + d] = st[d];
-    g.dil[off + d] = dl[d];
-    g.pad[off + d] = pb;
-    g.out[off + d] = o;
-    g.out_spatial.push_back(o);
+    g.in[off + d] = x[2 + d];
+    g.k[off + d] = w[2 + d];
+    g.stride[off + d] = win.strides[d];
+    g.dil[off + d] = win.dilations[d];
+    g.pad[off + d] = win.pad_begin[d];
+    g.out[off + d] = win.out[d];
+    g.out_spatial.push_back(win.out[d]);
   }
   return g;
 }

@@ -50,7 +50,7 @@ Outputs reshape(const ir::Node& n, const Inputs& ins) {
     } else if (s[k] < 0) {
       fail("shape " + shape_str(s) + " has a negative entry");
     } else {
-      known *= s[k];
+      known = ir::mul_sat(known, s[k]);
     }
   }
   if (infer >= 0) {

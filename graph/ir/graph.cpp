@@ -11,6 +11,11 @@
 
 namespace batchconv::ir {
 
+int64_t mul_sat(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max() : a * b;
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -165,6 +165,9 @@ std::string describe(const Node* n);
 // Bytes per element of a dtype (0 for Other).
 int64_t dtype_size(DType t);
 const char* dtype_name(DType t);
+// a * b for a, b >= 0, saturating at INT64_MAX instead of overflowing (sizes
+// that large are then refused by whatever limit applies).
+int64_t mul_sat(int64_t a, int64_t b);
 
 // What surrounds the graph in an ONNX model, kept verbatim on export.
 struct Model {

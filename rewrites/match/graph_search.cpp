@@ -91,7 +91,10 @@ std::optional<int64_t> rank_of(const Value* v) {
 std::optional<std::vector<int64_t>> reshape_output(const std::vector<int64_t>& in, std::vector<int64_t> o,
                                                    bool allowzero) {
   int64_t total = 1, known = 1, infer = -1;
-  for (int64_t d : in) total *= d;
+  for (int64_t d : in) {
+    if (d < 0) return std::nullopt;
+    total = ir::mul_sat(total, d);
+  }
   for (size_t i = 0; i < o.size(); ++i) {
     if (o[i] == 0 && !allowzero) {
       if (i >= in.size()) return std::nullopt;
@@ -103,7 +106,7 @@ std::optional<std::vector<int64_t>> reshape_output(const std::vector<int64_t>& i
     } else if (o[i] < 0) {
       return std::nullopt;
     } else {
-      known *= o[i];
+      known = ir::mul_sat(known, o[i]);
     }
   }
   if (infer >= 0) {
@@ -213,7 +216,7 @@ int64_t float_bytes(const Value* v) {
   auto s = static_shape(v);
   if (!s) return 0;
   int64_t n = 4;
-  for (int64_t d : *s) n *= d;
+  for (int64_t d : *s) n = ir::mul_sat(n, std::max<int64_t>(d, 0));
   return n;
 }
 

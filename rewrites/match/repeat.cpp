@@ -117,8 +117,8 @@ RepeatSearch match_unsqueeze_expand_reshape(Node* reshape) {
   if (!out) return fail("Reshape shape does not fit the expanded tensor");
   const std::vector<int64_t>& o = *out;
   std::vector<int64_t> tiled = *xs, interleaved = *xs;
-  if (*a < n) tiled[*a] *= count;
-  if (*a > 0) interleaved[*a - 1] *= count;
+  if (*a < n) tiled[*a] = ir::mul_sat(tiled[*a], count);
+  if (*a > 0) interleaved[*a - 1] = ir::mul_sat(interleaved[*a - 1], count);
   if (*a < n && o == tiled) {
     RepeatSearch out;
     out.found = true;

@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "compile_test_support.h"
 #include "lower.h"
+#include "ops.h"
 #include "runtime_weights.h"
 
 namespace batchconv::testing {
@@ -206,6 +207,17 @@ TEST(CompileHardening, FailedWriteIsAnErrorAndLeavesNothing) {
   EXPECT_NE(msg.find("seed1_opset17.onnx"), std::string::npos) << msg;
   EXPECT_TRUE(fs::is_empty(dir)) << "files or the temporary folder were left in " << dir;
   fs::remove_all(dir);
+}
+
+// One op table per role: every op the compiler lowers also runs in the
+// reference interpreter, so --verify and these tests can check it.
+TEST(CompileHardening, EveryLoweredOpHasAnInterpreterKernel) {
+  for (const std::string& op : compiler::supported_ops()) {
+    const size_t dot = op.rfind('.');
+    const std::string domain = dot == std::string::npos ? "" : op.substr(0, dot);
+    const std::string type = dot == std::string::npos ? op : op.substr(dot + 1);
+    EXPECT_NE(interp::find_kernel(domain, type), nullptr) << op << " has no interpreter kernel";
+  }
 }
 
 }  // namespace

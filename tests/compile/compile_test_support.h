@@ -30,9 +30,7 @@ struct HostBuffer {
 // (runtime) default to the model's initializers unless given in `inputs`.
 interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, const interp::TensorMap& inputs);
 
-// Runs a model with the reference interpreter's kernels plus double-precision
-// plain loops for the ops it lacks (activations, BN, pools, softmax;
-// reference_ops.cpp).
+// Runs a model with the reference interpreter (every op the compiler lowers).
 interp::TensorMap run_reference(const ir::Model& model, const interp::TensorMap& inputs);
 
 // Parses ONNX text and lowers it (host target).
