@@ -54,7 +54,8 @@ struct ChannelsTile {
 
 // The block of one task (f.output, computed at the task), tiled for `k`.
 inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::Stage init,
-                                   Halide::Stage update, const ChannelsTile& k, bool unroll_kx) {
+                                   Halide::Stage update, const ChannelsTile& k, bool unroll_kx,
+                                   int ci_block) {
   using namespace Halide;
   const ConvVars& v = f.v;
   const TailStrategy shift = TailStrategy::ShiftInwards;
@@ -66,6 +67,24 @@ inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::St
   block.unroll(ci).unroll(xi);
 
   Var cv("cv"), cu("cu");
+  if (ci_block > 0) {
+    // The accumulators of a whole row of tiles (computed at the channel
+    // tile); the reduction in blocks of ci_block input channels, each block
+    // swept over all x tiles of the row, so its weights stay in L1.
+    init.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x);
+    if (k.vec > 1) init.vectorize(cv);
+    init.unroll(cu);
+    Var xo("rxo"), xi("rxi");
+    RVar rzo("rzo"), rzi("rzi");
+    update.split(v.c, cu, cv, k.vec)
+        .split(v.x, xo, xi, k.columns, TailStrategy::RoundUp)
+        .split(f.r[2], rzo, rzi, ci_block, TailStrategy::GuardWithIf)
+        .reorder(cv, cu, xi, rzi, f.r[0], f.r[1], xo, rzo, v.y);
+    if (k.vec > 1) update.vectorize(cv);
+    update.unroll(cu).unroll(xi);
+    if (unroll_kx) update.specialize(f.geo.kernel_w == 3).unroll(f.r[0]);
+    return;
+  }
   init.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x);
   if (k.vec > 1) init.vectorize(cv);
   init.unroll(cu).unroll(v.x);
@@ -137,7 +156,8 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // vec * ch_vectors); one column (rows narrower than the tile); scalar.
   Func block = f.output;
   block.compute_at(out, block_at).reorder_storage(v.c, v.x, v.y);
-  f.conv.compute_at(block, Var("xo")).reorder_storage(v.c, v.x, v.y);
+  const int ci_block = s.ch_ci_block;
+  f.conv.compute_at(block, Var(ci_block > 0 ? "co" : "xo")).reorder_storage(v.c, v.x, v.y);
   Stage update = f.conv.update();
   const bool unroll_kx = s.ch_unroll_kx == 1;
   struct Path {
@@ -160,10 +180,10 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   if (vec > 1) {
     for (const Path& p : paths) {
       detail::schedule_channels_tile(f, block.specialize(p.when), f.conv.specialize(p.when),
-                                     update.specialize(p.when), p.tile, unroll_kx);
+                                     update.specialize(p.when), p.tile, unroll_kx, ci_block);
     }
   }
-  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false);
+  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false, ci_block);
 
   // Per column chunk: the padded input rows (x innermost), vectorised along x for an
   // NCHW x and along channels for an NHWC x.

@@ -39,6 +39,7 @@ struct ConvScheduleParams {
   Param<int> ch_columns{"ch_columns", 0};
   Param<int> ch_task_rows{"ch_task_rows", 0};
   Param<int> ch_unroll_kx{"ch_unroll_kx", -1};
+  Param<int> ch_ci_block{"ch_ci_block", -1};
 
   // The point these params give on `target`, defaults filled in; an invalid
   // point stops generation with a message naming the field.
@@ -63,8 +64,9 @@ struct ConvScheduleParams {
         {&ConvSchedule::ch_columns, &ch_columns},
         {&ConvSchedule::ch_task_rows, &ch_task_rows},
         {&ConvSchedule::ch_unroll_kx, &ch_unroll_kx},
+        {&ConvSchedule::ch_ci_block, &ch_ci_block},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 17, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 18, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

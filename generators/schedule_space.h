@@ -66,6 +66,8 @@ struct ConvSchedule {
   int ch_columns = 0;    // output columns per register tile
   int ch_task_rows = 0;  // output rows per parallel task
   int ch_unroll_kx = -1;  // 1: unroll 3-tap rows; 0: never; -1: default
+  int ch_ci_block = -1;   // input channels per reduction block, the x tiles of a
+                          // row inside each block (weights stay in L1); 0: none
 };
 
 // One field of the space, for generic code (generator params, text, tuner).

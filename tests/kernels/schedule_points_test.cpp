@@ -171,6 +171,7 @@ ConvSchedule random_point(std::mt19937& rng, ConvFamily family, const TargetFact
       s.ch_task_rows = pick(1, 8);
       s.task_input_kb = pick(4, 512);
       s.ch_unroll_kx = pick(0, 1);
+      s.ch_ci_block = pick(0, 1) ? pick(1, 24) : 0;
     }
     s = fill_defaults(s, facts);
     if (validate_conv_schedule(s, facts).empty()) return s;
