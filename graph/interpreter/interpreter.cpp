@@ -1,6 +1,7 @@
 // Kernel registry, graph runner, random inputs and comparison.
 #include "interpreter/interpreter.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -42,7 +43,12 @@ std::vector<int64_t> concrete_shape(const ir::Value* v, const std::map<std::stri
   return s;
 }
 
+std::atomic<int64_t> g_element_limit{int64_t(1) << 28};
+
 }  // namespace
+
+int64_t element_limit() { return g_element_limit.load(std::memory_order_relaxed); }
+void set_element_limit(int64_t n) { g_element_limit.store(n, std::memory_order_relaxed); }
 
 const Kernel* find_kernel(const std::string& domain, const std::string& op_type) {
   auto it = registry().find(key(domain, op_type));
@@ -109,7 +115,7 @@ TensorMap run(const ir::Model& model, const TensorMap& inputs) {
   // Live elements stay within a budget (each tensor is also limited by
   // make_tensor): a model whose intermediates pile up is refused, not run
   // until memory runs out.
-  constexpr int64_t kMaxLiveElements = int64_t(1) << 28;
+  const int64_t kMaxLiveElements = element_limit();
   int64_t live = 0;
   for (const auto& [v, t] : env) live += t.numel();
   for (const ir::Node* n : g.topological_order()) {
@@ -130,7 +136,7 @@ TensorMap run(const ir::Model& model, const TensorMap& inputs) {
       }
     if (live > kMaxLiveElements)
       throw Error("node " + ir::describe(n) + ": the model's live tensors exceed the reference interpreter's " +
-                  "budget of 2^28 elements");
+                  "budget of " + std::to_string(kMaxLiveElements) + " elements");
   }
   TensorMap out;
   for (const ir::Value* v : g.outputs) out[v->name] = *value_of(v);
@@ -144,7 +150,7 @@ TensorMap random_inputs(const ir::Model& model, uint64_t seed, const std::map<st
   std::uniform_int_distribution<int64_t> ui(0, 3);
   TensorMap out;
   // Sizes are checked for every input before any is allocated.
-  const int64_t kMaxInputElements = int64_t(1) << 28;
+  const int64_t kMaxInputElements = element_limit();
   int64_t total = 0;
   for (const ir::Value* v : model.graph.inputs) {
     if (v->constant) continue;
@@ -153,7 +159,7 @@ TensorMap random_inputs(const ir::Model& model, uint64_t seed, const std::map<st
     const int64_t n = t.numel();
     if (n < 0 || n > kMaxInputElements || total > kMaxInputElements - n)
       throw Error("graph input '" + v->name + "' of shape " + shape_str(t.shape) + " takes the inputs past " +
-                  "the reference interpreter's limit of 2^28 elements");
+                  "the reference interpreter's limit of " + std::to_string(kMaxInputElements) + " elements");
     total += n;
   }
   for (const ir::Value* v : model.graph.inputs) {

@@ -49,6 +49,12 @@ TensorMap run(const ir::Model& model, const TensorMap& inputs);
 // Uniform [-1, 1) float / small non-negative ints for every non-initializer
 // graph input. Symbolic dims take their value from `dims` (by dim_param name)
 // or `default_dim`.
+// Elements one tensor, all inputs together, and all live tensors together may
+// hold (default 2^28). Process-wide; lowered by the fuzz targets so that no
+// single input runs for long under the sanitizers.
+int64_t element_limit();
+void set_element_limit(int64_t n);
+
 TensorMap random_inputs(const ir::Model& model, uint64_t seed, const std::map<std::string, int64_t>& dims = {},
                         int64_t default_dim = 2);
 

@@ -11,8 +11,9 @@ Tensor make_tensor(ir::DType dtype, std::vector<int64_t> shape) {
   t.shape = std::move(shape);
   int64_t n = t.numel();
   if (n < 0) fail("negative dimension in shape " + shape_str(t.shape));
-  if (n > (int64_t(1) << 28))
-    fail("tensor of shape " + shape_str(t.shape) + " is too large for the reference interpreter (limit 2^28 elements)");
+  if (n > element_limit())
+    fail("tensor of shape " + shape_str(t.shape) + " is too large for the reference interpreter (limit " +
+         std::to_string(element_limit()) + " elements)");
   if (t.is_float()) t.f.assign(static_cast<size_t>(n), 0.0f);
   else t.i.assign(static_cast<size_t>(n), 0);
   return t;
