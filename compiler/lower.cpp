@@ -185,6 +185,10 @@ bool fold_node(LoweringContext& cx, const ir::Node& n) {
   } catch (const std::exception& e) {
     cx.fail(n, std::string("evaluating constant node: ") + e.what());
   }
+  // A large result (a Tile or Expand of a small constant) is computed by the
+  // pipeline rather than baked into the library.
+  for (const ir::Tensor& t : outs)
+    if (t.numel() > kMaxFoldedElements) return false;
   for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
     if (n.outputs[k]) cx.define(n.outputs[k], constant_tensor(outs[k], cx.unique_c_name("c_" + n.outputs[k]->name)));
   }
