@@ -41,7 +41,7 @@ void bind_input_shapes(ir::Model& model, const std::string& origin,
                        const std::map<std::string, std::vector<int64_t>>& shapes);
 
 // Nodes one pipeline may hold; larger models are refused with a message naming the limit.
-constexpr size_t kMaxNodes = 2000;
+constexpr size_t kMaxNodes = 1000;
 
 // Lowers the model. Throws Error naming the node and op for unsupported ops
 // or attributes, `origin: node 'n' (Op): unsupported op`.
