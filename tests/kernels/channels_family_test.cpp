@@ -183,6 +183,16 @@ TEST(PackedWeightsTest, ReusedUpdatedInvalidated) {
     }
   }
   set_schedule_family(ScheduleFamily::Auto);
+  // Copies and moves keep their own packed data.
+  PackedWeights copy = packed;
+  PackedWeights moved = std::move(copy);
+  EXPECT_FALSE(copy.valid());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(moved.view().data) % 64, 0u) << "64-byte aligned";
+  grouped_conv(x.view(), moved, nullptr, y.view(), d);
+  {
+    std::vector<int64_t> s;
+    expect_matches(y, ref::grouped_conv(x.view(), w.view(), nullptr, d, &s), s, "moved copy");
+  }
   packed.update(w2.view());
   grouped_conv(x.view(), packed, nullptr, y.view(), d);
   std::vector<int64_t> shape;

@@ -149,6 +149,10 @@ class PackedWeights {
   // w: (Cout, Cin/groups, [KH,] KW), or with batched = true (B, Cout,
   // Cin/groups, [KH,] KW), any strides. Throws Error on a bad shape.
   PackedWeights(const TensorView& w, int groups, bool batched);
+  PackedWeights(const PackedWeights& other);
+  PackedWeights(PackedWeights&& other) noexcept;
+  PackedWeights& operator=(const PackedWeights& other);
+  PackedWeights& operator=(PackedWeights&& other) noexcept;
   // Repacks from new weights of the same shape (throws Error otherwise).
   void update(const TensorView& w);
   // Drops the packed copy; using it afterwards throws Error until update().
@@ -161,7 +165,8 @@ class PackedWeights {
   TensorView view() const;
 
  private:
-  std::vector<float> data_;
+  std::vector<float> data_;  // data_ptr_ is its first 64-byte aligned float
+  float* data_ptr_ = nullptr;
   std::vector<int64_t> shape_, strides_;
   int groups_ = 1;
   bool batched_ = false;
