@@ -85,13 +85,14 @@ void runtime_validation(const uint8_t* data, size_t size) {
     TensorView bias = view(b, mem + 32, static_cast<int>(b.next(1, 2)));
     TensorView y = view(b, mem + 48, static_cast<int>(b.next(1, 6)));
     detail::ConvPlan plan = detail::plan_conv("fuzz", x, lead, w, op == 2 ? 1 : lead, d);
-    detail::check_bias("fuzz", b.next(0, 1) ? &bias : nullptr, {plan.batch, plan.cout}, "(B, Cout)");
+    const bool with_bias = b.next(0, 1);
+    detail::check_bias("fuzz", with_bias ? &bias : nullptr, {plan.batch, plan.cout}, "(B, Cout)");
     std::vector<int64_t> out{plan.n, plan.cout};
     if (lead) out.insert(out.begin(), plan.batch);
     out.insert(out.end(), plan.out.begin(), plan.out.end());
     y.shape = out;
     detail::check_output("fuzz", y, out);
-    detail::check_no_overlap("fuzz", y, {{"x", &x}, {"w", &w}, {"bias", &bias}});
+    detail::check_no_overlap("fuzz", y, {{"x", &x}, {"w", &w}, {"bias", with_bias ? &bias : nullptr}});
   } catch (const Error&) {
   }
 }

@@ -1,6 +1,7 @@
 #include "validate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -86,14 +87,16 @@ void check_activation(const char* op, Activation a) {
 
 namespace {
 
-// [lowest, highest] address (in floats from t.data) that t's elements occupy.
-std::pair<const float*, const float*> extent_of(const TensorView& t) {
-  int64_t lo = 0, hi = 0;
+// [lowest, highest] byte address that t's elements occupy, in 128 bits (a
+// strided view's reach may exceed 64 bits before anything else refuses it).
+std::pair<__int128, __int128> extent_of(const TensorView& t) {
+  const __int128 base = static_cast<__int128>(reinterpret_cast<uintptr_t>(t.data));
+  __int128 lo = base, hi = base;
   for (int i = 0; i < t.rank(); ++i) {
-    const int64_t reach = t.stride(i) * (t.shape[i] - 1);
+    const __int128 reach = static_cast<__int128>(t.stride(i)) * (t.shape[i] - 1) * static_cast<__int128>(sizeof(float));
     (reach < 0 ? lo : hi) += reach;
   }
-  return {t.data + lo, t.data + hi};
+  return {lo, hi + static_cast<__int128>(sizeof(float)) - 1};
 }
 
 }  // namespace
