@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "Halide.h"
+#include "schedule_space.h"
 #include "target_facts.h"
 
 namespace batchconv_gen {
@@ -35,8 +36,11 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
     RDom r(0, k_extent, "r");
     r_ = r;
     // The row index of x is clamped so that row tiles may round up past N.
-    acc_(m_, n_, b_) = bias(m_, b_);
-    acc_(m_, n_, b_) += x(r, clamp(n_, 0, n_last), b_) * w(m_, r, b_);
+    // On GPU targets the column index is clamped too: a thread's
+    // accumulators are computed before the edge guard of its tile.
+    Expr m = get_target().has_gpu_feature() ? clamp(m_, 0, w.dim(0).extent() - 1) : Expr(m_);
+    acc_(m_, n_, b_) = bias(m, b_);
+    acc_(m_, n_, b_) += x(r, clamp(n_, 0, n_last), b_) * w(m, r, b_);
     Expr a = acc_(m_, n_, b_);
     y(m_, n_, b_) = select(relu, max(a, 0.0f), a);
   }
@@ -45,7 +49,7 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
     if (auto_schedule) {
       schedule_auto();
     } else if (get_target().has_gpu_feature()) {
-      schedule_cuda();
+      schedule_gpu();
     } else {
       schedule_cpu();
     }
@@ -61,11 +65,29 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
     relu.set_estimate(false);
   }
 
-  // One thread per output element, 16x16 blocks per slice. Not measured.
-  void schedule_cuda() {
-    Var mo, no, mi, ni;
-    y.gpu_tile(m_, n_, mo, no, mi, ni, 16, 16, TailStrategy::GuardWithIf);
-    acc_.compute_at(y, mi);
+  // CUDA and OpenCL: the gpu family's defaults (schedule_space.h). A block
+  // of gpu_threads_x threads along M (consecutive floats of w and y for a
+  // warp) x gpu_threads_y along N; each thread gpu_pixels_y rows of N x
+  // gpu_pixels_x adjacent columns of M in registers, the K loop inside
+  // (x is the same for a warp: one broadcast load per step). Not measured
+  // yet (no GPU lent); tested through OpenCL on PoCL.
+  void schedule_gpu() {
+    const ConvSchedule s = default_conv_schedule(target_facts(get_target()), ConvFamily::Gpu);
+    const int tx = s.gpu_threads_x, ty = s.gpu_threads_y, px = s.gpu_pixels_x, py = s.gpu_pixels_y;
+    Var mb("mb"), mi("mi"), mt("mt"), mp("mp"), nb("nb"), ni("ni"), nt("nt"), np("np");
+    y.split(m_, mb, mi, tx * px, TailStrategy::GuardWithIf)
+        .split(mi, mt, mp, px)
+        .split(n_, nb, ni, ty * py, TailStrategy::GuardWithIf)
+        .split(ni, nt, np, py)
+        .reorder(mp, np, mt, nt, mb, nb, b_)
+        .unroll(mp)
+        .unroll(np)
+        .gpu_threads(mt, nt)
+        .gpu_blocks(mb, nb, b_);
+    // Per thread: px adjacent columns x py adjacent rows of accumulators.
+    acc_.compute_at(y, mt).bound_extent(m_, px).bound_extent(n_, py).store_in(Halide::MemoryType::Register);
+    acc_.unroll(m_).unroll(n_);
+    acc_.update().reorder(m_, n_, r_).unroll(m_).unroll(n_);
   }
 
   // Register tile: tm vectors of M x tn rows of N, the K loop inside; each

@@ -43,6 +43,7 @@ struct ConvFuncs {
   Halide::Func padded{"padded"};  // zero-padded input (x, y, ci, g, n, b)
   Halide::Func conv{"conv"};      // bias + sum over (kx, ky, ci): (x, y, co, g, n, b)
   Halide::Func output{"output"};  // conv, optionally through ReLU
+  Halide::Func weight;            // the weight Func the conv reads (the GPU schedule stages it)
   Halide::RDom r;                 // (kx, ky, ci)
   ConvGeometry geo;               // the geometry it was built with
 };
@@ -92,6 +93,7 @@ inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Fu
   // round channel tiles up past Cout_g without reading out of bounds (the
   // extra channels are computed into scratch space and never stored).
   Expr cc = clamp_channels ? clamp(c, 0, geo.cout_g - 1) : Expr(c);
+  f.weight = weight;
   f.conv(x, y, c, g, n, b) = bias(cc, g, b);
   f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
   detail::define_output(f, f.conv(x, y, c, g, n, b), relu);

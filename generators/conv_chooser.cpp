@@ -20,6 +20,11 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
   const int64_t taps = p.cin_g * p.kernel_w * p.kernel_h;
   const bool channels_last = p.x_channels_last || p.y_channels_last;
   ConvChoice c;
+  if (t.gpu) {
+    c.schedule = default_conv_schedule(t, ConvFamily::Gpu);
+    c.reason = "gpu: a CUDA or OpenCL target";
+    return c;
+  }
   // Channels-last tensors would cost the rows family a copy each way.
   const int64_t min_taps = channels_last ? 16 : 64;
   if (p.cout_g >= vec && taps >= min_taps) {

@@ -1,7 +1,7 @@
 // Helpers the conv generators share: the geometry from their scalar inputs,
 // the buffer constraints of a schedule family, and the one choice of
-// schedule (autoscheduler estimates, CUDA, then the CPU family of the
-// generator's schedule point).
+// schedule (autoscheduler estimates, the gpu family on CUDA and OpenCL
+// targets, then the CPU family of the generator's schedule point).
 #pragma once
 
 #include <vector>
@@ -10,7 +10,7 @@
 #include "conv_algorithm.h"
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
-#include "conv_schedule_cuda.h"
+#include "conv_schedule_gpu.h"
 #include "conv_schedule_params.h"
 
 namespace batchconv_gen {
@@ -58,7 +58,7 @@ void schedule_conv_generator(Halide::Func out, const BufY& y, ConvFuncs& f,
                              const Int& stride_x, const ConvSchedule& point,
                              const Halide::Target& target, const std::vector<Halide::Var>& inner = {}) {
   if (target.has_gpu_feature()) {
-    schedule_conv_cuda(out, f, outer);
+    schedule_conv_gpu(out, f, outer, y.dim(1).extent() == 1, point);
     return;
   }
   const TargetFacts facts = target_facts(target);

@@ -21,7 +21,8 @@ struct ConvScheduleParams {
   using Param = Halide::GeneratorParam<T>;
   Param<ConvFamily> family{"family", ConvFamily::Rows,
                            std::map<std::string, ConvFamily>{{"rows", ConvFamily::Rows},
-                                                             {"channels", ConvFamily::Channels}}};
+                                                             {"channels", ConvFamily::Channels},
+                                                             {"gpu", ConvFamily::Gpu}}};
   Param<int> row_vectors{"row_vectors", 0};
   Param<int> row_rows{"row_rows", 0};
   Param<int> row_channels{"row_channels", 0};
@@ -40,6 +41,13 @@ struct ConvScheduleParams {
   Param<int> ch_task_rows{"ch_task_rows", 0};
   Param<int> ch_unroll_kx{"ch_unroll_kx", -1};
   Param<int> ch_ci_block{"ch_ci_block", -1};
+  Param<int> gpu_threads_x{"gpu_threads_x", 0};
+  Param<int> gpu_threads_y{"gpu_threads_y", 0};
+  Param<int> gpu_pixels_x{"gpu_pixels_x", 0};
+  Param<int> gpu_pixels_y{"gpu_pixels_y", 0};
+  Param<int> gpu_channels{"gpu_channels", 0};
+  Param<int> gpu_reduction{"gpu_reduction", 0};
+  Param<int> gpu_shared{"gpu_shared", -1};
 
   // The point these params give on `target`, defaults filled in; an invalid
   // point stops generation with a message naming the field.
@@ -65,8 +73,15 @@ struct ConvScheduleParams {
         {&ConvSchedule::ch_task_rows, &ch_task_rows},
         {&ConvSchedule::ch_unroll_kx, &ch_unroll_kx},
         {&ConvSchedule::ch_ci_block, &ch_ci_block},
+        {&ConvSchedule::gpu_threads_x, &gpu_threads_x},
+        {&ConvSchedule::gpu_threads_y, &gpu_threads_y},
+        {&ConvSchedule::gpu_pixels_x, &gpu_pixels_x},
+        {&ConvSchedule::gpu_pixels_y, &gpu_pixels_y},
+        {&ConvSchedule::gpu_channels, &gpu_channels},
+        {&ConvSchedule::gpu_reduction, &gpu_reduction},
+        {&ConvSchedule::gpu_shared, &gpu_shared},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 18, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 25, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

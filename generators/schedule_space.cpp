@@ -6,7 +6,9 @@
 
 namespace batchconv_gen {
 
-const char* family_name(ConvFamily f) { return f == ConvFamily::Channels ? "channels" : "rows"; }
+const char* family_name(ConvFamily f) {
+  return f == ConvFamily::Channels ? "channels" : f == ConvFamily::Gpu ? "gpu" : "rows";
+}
 
 const std::vector<ConvScheduleField>& conv_schedule_fields() {
   static const std::vector<ConvScheduleField> fields = {
@@ -28,6 +30,13 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"ch_task_rows", &ConvSchedule::ch_task_rows, 1, 1024, "channels: output rows per parallel task"},
       {"ch_unroll_kx", &ConvSchedule::ch_unroll_kx, 0, 1, "channels: unroll 3-tap kernel rows (1) or not (0)"},
       {"ch_ci_block", &ConvSchedule::ch_ci_block, 0, 4096, "channels: input channels per reduction block (0: none)"},
+      {"gpu_threads_x", &ConvSchedule::gpu_threads_x, 1, 1024, "gpu: threads along output x per block"},
+      {"gpu_threads_y", &ConvSchedule::gpu_threads_y, 1, 1024, "gpu: threads along output y per block"},
+      {"gpu_pixels_x", &ConvSchedule::gpu_pixels_x, 1, 8, "gpu: output columns per thread"},
+      {"gpu_pixels_y", &ConvSchedule::gpu_pixels_y, 1, 8, "gpu: output rows per thread"},
+      {"gpu_channels", &ConvSchedule::gpu_channels, 1, 64, "gpu: output channels per thread"},
+      {"gpu_reduction", &ConvSchedule::gpu_reduction, 1, 1024, "gpu: input channels per reduction step"},
+      {"gpu_shared", &ConvSchedule::gpu_shared, 0, 1, "gpu: stage the block's weights in shared memory (1) or not (0)"},
   };
   return fields;
 }
@@ -37,6 +46,36 @@ namespace {
 // Output channels per register tile so that px*tc accumulators, px input
 // vectors and one broadcast fit the register file.
 int channels_per_tile(int registers, int px) { return std::max(1, (registers - 1 - px) / px); }
+
+// The gpu family's limits: threads per block, the accumulators a thread
+// keeps in registers, shared memory per block.
+std::string validate_gpu_fields(const ConvSchedule& s, const TargetFacts& t) {
+  const std::string on = t.name.empty() ? "the target" : t.name;
+  const long threads = static_cast<long>(s.gpu_threads_x) * s.gpu_threads_y;
+  if (threads > t.gpu_max_threads) {
+    return "gpu_threads_x=" + std::to_string(s.gpu_threads_x) + " x gpu_threads_y=" +
+           std::to_string(s.gpu_threads_y) + " is " + std::to_string(threads) +
+           " threads per block; at most " + std::to_string(t.gpu_max_threads);
+  }
+  const long accumulators = static_cast<long>(s.gpu_pixels_x) * s.gpu_pixels_y * s.gpu_channels;
+  if (accumulators > 128) {
+    return "gpu_pixels_x=" + std::to_string(s.gpu_pixels_x) + " x gpu_pixels_y=" +
+           std::to_string(s.gpu_pixels_y) + " x gpu_channels=" + std::to_string(s.gpu_channels) +
+           " is " + std::to_string(accumulators) + " accumulators per thread; at most 128 (of 255 registers)";
+  }
+  // gpu_shared=1 stages gpu_channels x Cin_g x KH x KW weights per block:
+  // sized at launch, so only its per-input-channel share of a 3x3 kernel is
+  // checked here (the driver refuses a launch that needs more).
+  if (s.gpu_shared == 1) {
+    const long bytes = 4L * s.gpu_channels * 9;
+    if (bytes > 1024L * t.gpu_shared_kb) {
+      return "gpu_channels=" + std::to_string(s.gpu_channels) + " with gpu_shared=1 stages " +
+             std::to_string(bytes) + " bytes of 3x3 weights per input channel; " + on + " has " +
+             std::to_string(t.gpu_shared_kb) + " KB of shared memory";
+    }
+  }
+  return "";
+}
 
 template <typename T>
 void set_default(T& field, T value, T unset) {
@@ -77,6 +116,18 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // measured no faster on 64 -> 64 at 56x56 (8, 16 channels: 125 against
   // 123 GFLOP/s per core, JIT, loaded machine): off by default, a tunable.
   set_default(s.ch_ci_block, 0, -1);
+  // gpu: one warp of columns x 4 rows of threads (128 per block); each thread
+  // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so
+  // every input value loaded feeds 8 FMAs and every weight (one broadcast
+  // load for the block) 4; 16 input channels per reduction step. Weights
+  // read through the cache (gpu_shared=0). Not measured yet (no GPU lent).
+  set_default(s.gpu_threads_x, 32, 0);
+  set_default(s.gpu_threads_y, 4, 0);
+  set_default(s.gpu_pixels_x, 1, 0);
+  set_default(s.gpu_pixels_y, 4, 0);
+  set_default(s.gpu_channels, 8, 0);
+  set_default(s.gpu_reduction, 16, 0);
+  set_default(s.gpu_shared, 0, -1);
   return s;
 }
 
@@ -88,8 +139,8 @@ ConvSchedule default_conv_schedule(const TargetFacts& facts, ConvFamily family) 
 
 std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) {
   std::ostringstream m;
-  if (s.family != ConvFamily::Rows && s.family != ConvFamily::Channels) {
-    return "family=" + std::to_string(static_cast<int>(s.family)) + " is not rows or channels";
+  if (s.family != ConvFamily::Rows && s.family != ConvFamily::Channels && s.family != ConvFamily::Gpu) {
+    return "family=" + std::to_string(static_cast<int>(s.family)) + " is not rows, channels or gpu";
   }
   for (const ConvScheduleField& f : conv_schedule_fields()) {
     const int v = s.*(f.member);
@@ -130,6 +181,7 @@ std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) 
                     .c_str(),
                 s.ch_vectors * s.ch_columns + s.ch_vectors + 1);
   }
+  if (s.family == ConvFamily::Gpu || t.gpu) return validate_gpu_fields(s, t);
   return "";
 }
 
@@ -159,8 +211,10 @@ ConvSchedule parse_conv_schedule(const std::string& text) {
         s.family = ConvFamily::Rows;
       } else if (value == "channels") {
         s.family = ConvFamily::Channels;
+      } else if (value == "gpu") {
+        s.family = ConvFamily::Gpu;
       } else {
-        throw std::invalid_argument("schedule: family=" + value + ": expected rows or channels");
+        throw std::invalid_argument("schedule: family=" + value + ": expected rows, channels or gpu");
       }
       continue;
     }

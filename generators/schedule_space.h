@@ -28,7 +28,7 @@
 
 namespace batchconv_gen {
 
-enum class ConvFamily { Rows = 0, Channels = 1 };
+enum class ConvFamily { Rows = 0, Channels = 1, Gpu = 2 };
 
 const char* family_name(ConvFamily f);
 
@@ -39,6 +39,9 @@ struct TargetFacts {
   int l1_kb = 32;          // per core data cache
   int l2_kb = 1024;        // per core
   std::string name;        // for messages ("x86-64-linux-avx512_skylake")
+  bool gpu = false;            // a CUDA or OpenCL target (the gpu family runs)
+  int gpu_max_threads = 1024;  // threads per block (CUDA and most OpenCL devices)
+  int gpu_shared_kb = 48;      // shared (local) memory per block without opt-in
 };
 
 struct ConvSchedule {
@@ -68,6 +71,15 @@ struct ConvSchedule {
   int ch_unroll_kx = -1;  // 1: unroll 3-tap rows; 0: never; -1: default
   int ch_ci_block = -1;   // input channels per reduction block, the x tiles of a
                           // row inside each block (weights stay in L1); 0: none
+
+  // gpu family
+  int gpu_threads_x = 0;  // threads along output x per block (coalesced NCHW rows)
+  int gpu_threads_y = 0;  // threads along output y per block (1-D convs: along x too)
+  int gpu_pixels_x = 0;   // adjacent output columns per thread
+  int gpu_pixels_y = 0;   // output rows per thread
+  int gpu_channels = 0;   // output channels per thread (and per block)
+  int gpu_reduction = 0;  // input channels per reduction step
+  int gpu_shared = -1;    // 1: the block's weights staged in shared memory; 0: read through the cache
 };
 
 // One field of the space, for generic code (generator params, text, tuner).

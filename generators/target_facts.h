@@ -23,6 +23,7 @@ inline TargetFacts target_facts(const Halide::Target& t) {
   f.l1_kb = l1 > 0 ? static_cast<int>(l1 / 1024) : 32;
   f.l2_kb = l2 > 0 ? static_cast<int>(l2 / 1024) : 1024;
   f.name = t.to_string();
+  f.gpu = t.has_gpu_feature();
   return f;
 }
 

@@ -3,7 +3,7 @@
 # Idempotent: skips apt when everything is already installed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libhalide14-0-dev llvm-14-dev llvm-14-tools libgtest-dev libgmock-dev
-      libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+      libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev pocl-opencl-icd libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
       python3-onnx python3-numpy python3-torch python3-pytest pybind11-dev)
 missing=()
 for p in "${pkgs[@]}"; do
