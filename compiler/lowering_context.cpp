@@ -102,6 +102,9 @@ LTensor constant_tensor(const ir::Tensor& t, const std::string& name) {
   for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) extents.push_back(static_cast<int>(*it));
   Halide::Buffer<float> buf(extents, name);
   const int64_t n = t.numel();
+  const size_t have = t.is_float() ? t.f.size() : t.i.size();
+  if (n < 0 || static_cast<int64_t>(have) != n)
+    throw Error(name + ": a constant of type " + ir::dtype_name(t.dtype) + " whose data the compiler cannot read");
   float* p = buf.data();
   for (int64_t k = 0; k < n; ++k) p[k] = t.is_float() ? t.f[k] : static_cast<float>(t.i[k]);
   LTensor out;

@@ -78,7 +78,7 @@ Outputs tile(const Inputs& ins) {
   std::vector<int64_t> shape(x.shape.size());
   for (size_t k = 0; k < shape.size(); ++k) {
     if (reps[k] < 0) fail("negative repeat count " + std::to_string(reps[k]));
-    shape[k] = x.shape[k] * reps[k];
+    shape[k] = ir::mul_sat(x.shape[k], reps[k]);
   }
   Tensor out = make_tensor(x.dtype, shape);
   std::vector<int64_t> xs = strides_of(x.shape), os = strides_of(shape);

@@ -188,7 +188,9 @@ void check_output(const char* op, const TensorView& y, const std::vector<int64_t
                    " under which different elements overlap in memory; the output needs "
                    "distinct memory for every element");
     }
-    span += stride * (extent - 1);
+    // In 128 bits: a non-unit inner stride may be huge (the view is packed later).
+    const __int128 next = static_cast<__int128>(span) + static_cast<__int128>(stride) * (extent - 1);
+    span = next > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(next);
   }
 }
 
