@@ -25,8 +25,13 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
     c.reason = "gpu: a CUDA or OpenCL target";
     return c;
   }
-  // Channels-last tensors would cost the rows family a copy each way.
-  const int64_t min_taps = channels_last ? 16 : 64;
+  // Channels-last tensors would cost the rows family a copy each way, so
+  // the channels family takes shorter reductions there; below 32 taps a
+  // task's fixed costs (tile setup, its block copied to y) dominate it (seed
+  // 1, 16 taps: 177 ms against 57 for the rows family; seed 3, 27 taps:
+  // 1038 against 413 ms; NCHW tensors, seed-workloads and batchconv-bench on
+  // a loaded 2-core Xeon).
+  const int64_t min_taps = channels_last ? 32 : 64;
   if (p.cout_g >= vec && taps >= min_taps) {
     c.schedule = default_conv_schedule(t, ConvFamily::Channels);
     c.reason = "channels: Cout_g " + std::to_string(p.cout_g) + " >= " + std::to_string(vec) +

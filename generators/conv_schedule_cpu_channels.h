@@ -142,7 +142,9 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // bounds check then failed on NHWC outputs).
   out.fuse(yo, v.g, t);
   for (const Var& o : task_outer) out.fuse(t, o, t);
-  out.parallel(t);
+  // The chunks of a row run in parallel too (nested): a 1-D conv of one
+  // image has one row (seed 1 channels-last: 1 task without this).
+  out.parallel(t).parallel(xt);
   const Var block_at = inner.empty() ? xt : inner.front();
   if (vec > 1) {
     // NHWC y: channel vectors; NCHW y: row vectors (strided reads of the block).

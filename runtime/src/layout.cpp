@@ -78,8 +78,12 @@ void reorder(const TensorView& src_in, const TensorView& dst_in) {
   }
   check_tensor(op, "src", src_in, 1, 8, "any shape");
   check_tensor(op, "dst", dst_in, 1, 8, "any shape");
-  const TensorView src = resolve_layout(op, "src", src_in, src_in.rank() > 1 ? 1 : 0);
-  const TensorView dst = resolve_layout(op, "dst", dst_in, dst_in.rank() > 1 ? 1 : 0);
+  // Explicit strides say where every axis is; only an NHWC view without
+  // strides needs its channel axis (taken as axis 1).
+  auto resolved = [&](const char* name, const TensorView& t) {
+    return t.strides.empty() ? resolve_layout(op, name, t, t.rank() > 1 ? 1 : 0) : t;
+  };
+  const TensorView src = resolved("src", src_in), dst = resolved("dst", dst_in);
   check_output(op, dst, dst.shape);
   check_no_overlap(op, dst, {{"src", &src}});
   std::vector<int64_t> ss, ds;

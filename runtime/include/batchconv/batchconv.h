@@ -67,9 +67,9 @@ struct TensorView {
 // axis `channel_dim` moved innermost (for (N, C, H, W): N, H, W, C).
 TensorView channels_last(float* data, std::vector<int64_t> shape, int channel_dim = 1);
 
-// Copies src into dst: same shape, any strides or layouts (an NHWC view
-// with empty strides takes channel_dim 1). Throws Error on a shape mismatch
-// or an overlap.
+// Copies src into dst: same shape, any strides or layouts (explicit strides
+// are taken as they are; an NHWC view with empty strides takes channel_dim
+// 1). Throws Error on a shape mismatch or an overlap.
 void reorder(const TensorView& src, const TensorView& dst);
 
 enum class Activation { None, ReLU };
