@@ -1,5 +1,6 @@
 #include "compile.h"
 
+#include <map>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -227,7 +229,10 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   LowerOptions lo;
   lo.runtime_weights = options.runtime_weights;
   if (options.runtime_weights) lo.weight_plan = &plan;
-  lo.target = targets.front();  // schedules are chosen for the best target
+  // The interface (and the header) come from the first target's lowering;
+  // with several targets each variant is lowered again with its own target,
+  // so the chooser sees that target's vector width and registers.
+  lo.target = targets.front();
   LoweredModel lowered = lower_model(*model, model_path, lo);
 
   const std::string impl = name + "_impl";
@@ -239,7 +244,16 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
       if (targets.size() == 1) {
         lowered.pipeline.compile_to_static_library(prefix.string(), lowered.arguments, impl, targets.front());
       } else {
-        lowered.pipeline.compile_to_multitarget_static_library(prefix.string(), lowered.arguments, targets);
+        const std::map<Halide::OutputFileType, std::string> outputs = {
+            {Halide::OutputFileType::static_library, prefix.string() + ".a"},
+            {Halide::OutputFileType::c_header, prefix.string() + ".h"}};
+        Halide::compile_multitarget(impl, outputs, targets, {},
+                                    [&](const std::string& fn_name, const Halide::Target& t) {
+                                      LowerOptions per_target = lo;
+                                      per_target.target = t;
+                                      LoweredModel v = lower_model(*model, model_path, per_target);
+                                      return v.pipeline.compile_to_module(v.arguments, fn_name, t);
+                                    });
       }
     } catch (const Halide::Error& e) {
       throw Error(std::string("Halide failed to compile the lowered pipeline: ") + e.what());
