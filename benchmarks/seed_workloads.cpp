@@ -24,7 +24,7 @@ namespace {
 
 const char kUsage[] =
     "usage: seed-workloads [--quick] [--no-torch] [--only=ID[,ID...]] [--threads=T]\n"
-    "  Runs issue 2's seed workloads (W1..W4) through batchconv, oneDNN (same NCHW memory)\n"
+    "  Runs the seed workloads (W1..W4) through batchconv, oneDNN (same NCHW memory)\n"
     "  and the naive formulations in the same run and prints one markdown table:\n"
     "  median ms, GFLOP/s, share of the binding machine limit (peak FMA, or the\n"
     "  bandwidth floor = bytes of inputs+output / copy bandwidth), peak extra memory\n"

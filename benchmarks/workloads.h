@@ -1,4 +1,4 @@
-// The seed workloads of issue 2 (full size, and a --quick smoke-test size).
+// The seed workloads W1-W4 (full size, and a --quick smoke-test size).
 #pragma once
 
 #include <string>

@@ -12,7 +12,7 @@
 
 namespace batchconv::test {
 
-// Relative error bound of issue 2: max|y - ref| / max(1, max|ref|).
+// Relative error bound of the kernel tests: max|y - ref| / max(1, max|ref|).
 constexpr double kTolerance = 1e-5;
 
 // The run's base seed: BATCHCONV_TEST_SEED if set (to reproduce a failure),

@@ -57,7 +57,7 @@ class WorkloadShapes : public ::testing::TestWithParam<Workload> {};
 
 TEST_P(WorkloadShapes, MatchReference) { check_conv_case(GetParam().op, GetParam().c); }
 
-INSTANTIATE_TEST_SUITE_P(Issue2, WorkloadShapes, ::testing::ValuesIn(workloads()),
+INSTANTIATE_TEST_SUITE_P(SeedWorkloads, WorkloadShapes, ::testing::ValuesIn(workloads()),
                          [](const ::testing::TestParamInfo<Workload>& i) { return i.param.c.name; });
 
 }  // namespace
