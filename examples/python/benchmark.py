@@ -72,22 +72,23 @@ def main():
     forms = [("batchconv", ours), ("grouped-conv trick", trick), ("loop over B", loop)]
     if vmap is not None:
         forms.append(("functorch.vmap", vmapped))
-    results = [
-        workload("seed 3: x (100,50,3,32,32), w (100,64,3,3,3)", 100, 50, 3, 64, 32, 0, args.reps, forms),
-        workload(f"MAML layer: B=32, N={16 if args.quick else 80}, 64->64, 42x42, pad 1", 32,
-                 16 if args.quick else 80, 64, 64, 42, 1, args.reps, forms),
-    ]
-    b1 = [("batchconv.batched_conv2d (B=1)", ours), ("batchconv.grouped_conv2d",
-          lambda x, w, b, p: batchconv.grouped_conv2d(x[0], w[0], b[0], padding=p).unsqueeze(0)),
-          ("F.conv2d", lambda x, w, b, p: F.conv2d(x[0], w[0], b[0], padding=p).unsqueeze(0))]
-    results.append(workload("B=1: N=128, 64->64, 56x56, pad 1", 1, 128, 64, 64, 56, 1, args.reps, b1))
     print("\n| workload (fwd + bwd) | formulation | median ms | peak extra | batchconv speed-up | max rel diff |")
-    print("|---|---|---:|---:|---:|---:|")
-    for name, rows in results:
+    print("|---|---|---:|---:|---:|---:|", flush=True)
+
+    def report(result):  # each workload's rows as soon as it is done (a full run takes long)
+        name, rows = result
         base = rows[0][1]
         for i, (fname, t, m, err) in enumerate(rows):
             print(f"| {name if i == 0 else ''} | {fname} | {t * 1e3:.1f} | {mib(m)} | "
-                  f"{'' if i == 0 else f'{t / base:.2f}x'} | {'' if i == 0 else f'{err:.1e}'} |")
+                  f"{'' if i == 0 else f'{t / base:.2f}x'} | {'' if i == 0 else f'{err:.1e}'} |", flush=True)
+
+    report(workload("seed 3: x (100,50,3,32,32), w (100,64,3,3,3)", 100, 50, 3, 64, 32, 0, args.reps, forms))
+    report(workload(f"MAML layer: B=32, N={16 if args.quick else 80}, 64->64, 42x42, pad 1", 32,
+                    16 if args.quick else 80, 64, 64, 42, 1, args.reps, forms))
+    b1 = [("batchconv.batched_conv2d (B=1)", ours), ("batchconv.grouped_conv2d",
+          lambda x, w, b, p: batchconv.grouped_conv2d(x[0], w[0], b[0], padding=p).unsqueeze(0)),
+          ("F.conv2d", lambda x, w, b, p: F.conv2d(x[0], w[0], b[0], padding=p).unsqueeze(0))]
+    report(workload("B=1: N=128, 64->64, 56x56, pad 1", 1, 128, 64, 64, 56, 1, args.reps, b1))
 
 
 if __name__ == "__main__":
