@@ -126,13 +126,7 @@ void batched_weight_conv(const TensorView& x_arg, const TensorView& w_in, const 
 
 void batched_weight_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
                          const TensorView& y, const ConvDesc& d) {
-  if (!w.batched() || w.groups() != d.groups) {
-    detail::fail(kOp, std::string("w: packed weights ") + detail::shape_string(w.shape()) + " made for " +
-                          (!w.batched() ? "an unbatched op" : "groups=" + std::to_string(w.groups())) +
-                          ", but this call has groups=" + std::to_string(d.groups) +
-                          ": expected PackedWeights(w, " + std::to_string(d.groups) + ", true)");
-  }
-  batched_weight_conv(x, w.view(), bias, y, d);
+  batched_weight_conv(x, detail::packed_view(kOp, w, d.groups, true), bias, y, d);
 }
 
 }  // namespace batchconv

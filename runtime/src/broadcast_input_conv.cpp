@@ -143,13 +143,7 @@ void broadcast_input_conv(const TensorView& x_arg, const TensorView& w_in, const
 
 void broadcast_input_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
                           const TensorView& y, const ConvDesc& d, BroadcastLayout layout) {
-  if (!w.batched() || w.groups() != d.groups) {
-    detail::fail(kOp, std::string("w: packed weights ") + detail::shape_string(w.shape()) + " made for " +
-                          (!w.batched() ? "an unbatched op" : "groups=" + std::to_string(w.groups())) +
-                          ", but this call has groups=" + std::to_string(d.groups) +
-                          ": expected PackedWeights(w, " + std::to_string(d.groups) + ", true)");
-  }
-  broadcast_input_conv(x, w.view(), bias, y, d, layout);
+  broadcast_input_conv(x, detail::packed_view(kOp, w, d.groups, true), bias, y, d, layout);
 }
 
 }  // namespace batchconv

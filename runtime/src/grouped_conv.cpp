@@ -83,13 +83,7 @@ void grouped_conv(const TensorView& x_arg, const TensorView& w_in, const TensorV
 
 void grouped_conv(const TensorView& x, const PackedWeights& w, const TensorView* bias,
                   const TensorView& y, const ConvDesc& d) {
-  if (w.batched() || w.groups() != d.groups) {
-    detail::fail(kOp, std::string("w: packed weights ") + detail::shape_string(w.shape()) + " made for " +
-                          (w.batched() ? "a batched op" : "groups=" + std::to_string(w.groups())) +
-                          ", but this call has groups=" + std::to_string(d.groups) +
-                          ": expected PackedWeights(w, " + std::to_string(d.groups) + ", false)");
-  }
-  grouped_conv(x, w.view(), bias, y, d);
+  grouped_conv(x, detail::packed_view(kOp, w, d.groups, false), bias, y, d);
 }
 
 }  // namespace batchconv

@@ -43,6 +43,18 @@ TensorView weights_for_channels(const TensorView& w, int lead) {
   return packed;
 }
 
+TensorView packed_view(const char* op, const PackedWeights& w, int groups, bool batched) {
+  if (w.batched() != batched || w.groups() != groups) {
+    const std::string made = w.batched() != batched
+                                 ? (w.batched() ? "a batched op" : "an unbatched op")
+                                 : "groups=" + std::to_string(w.groups());
+    fail(op, "w: packed weights " + shape_string(w.shape()) + " made for " + made +
+                 ", but this call has groups=" + std::to_string(groups) + ": expected PackedWeights(w, " +
+                 std::to_string(groups) + (batched ? ", true)" : ", false)"));
+  }
+  return w.view();
+}
+
 }  // namespace detail
 
 namespace {

@@ -18,4 +18,8 @@ std::vector<int64_t> packed_weight_strides(const std::vector<int64_t>& shape, in
 // next call on this thread. w is validated (shape, 32-bit size) before.
 TensorView weights_for_channels(const TensorView& w, int lead);
 
+// Packed weights passed to `op`: made for `batched` and `groups`, else
+// throws Error naming w and the PackedWeights call that fits. Returns the view.
+TensorView packed_view(const char* op, const PackedWeights& w, int groups, bool batched);
+
 }  // namespace batchconv::detail
