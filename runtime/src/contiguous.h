@@ -18,6 +18,12 @@ enum class Scratch { X, W, Y };
 // (`copy_in` false) the data is not copied in; call scatter() afterwards.
 TensorView unit_stride_view(const TensorView& t, Scratch which, bool copy_in = true);
 
+// dst[i] = src[i] for every index of `shape`, both strided (element
+// strides). A layout change (the two sides' densest axes differ) is copied
+// in 32 x 32 tiles of those two axes.
+void copy_strided(const float* src, const std::vector<int64_t>& src_strides, float* dst,
+                  const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& shape);
+
 // Copies a contiguous `src` into the strided `dst` of the same shape.
 void scatter(const TensorView& src, const TensorView& dst);
 

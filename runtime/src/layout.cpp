@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "contiguous.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -54,20 +55,6 @@ TensorView channels_last(float* data, std::vector<int64_t> shape, int channel_di
   return t;
 }
 
-namespace {
-
-void copy_nd(const float* src, const std::vector<int64_t>& ss, float* dst,
-             const std::vector<int64_t>& ds, const std::vector<int64_t>& shape, size_t dim) {
-  const int64_t n = shape[dim];
-  if (dim + 1 == shape.size()) {
-    for (int64_t i = 0; i < n; ++i) dst[i * ds[dim]] = src[i * ss[dim]];
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) copy_nd(src + i * ss[dim], ss, dst + i * ds[dim], ds, shape, dim + 1);
-}
-
-}  // namespace
-
 void reorder(const TensorView& src_in, const TensorView& dst_in) {
   constexpr const char* op = "reorder";
   using namespace detail;
@@ -91,7 +78,7 @@ void reorder(const TensorView& src_in, const TensorView& dst_in) {
     ss.push_back(src.stride(i));
     ds.push_back(dst.stride(i));
   }
-  copy_nd(src.data, ss, dst.data, ds, src.shape, 0);
+  copy_strided(src.data, ss, dst.data, ds, src.shape);
 }
 
 }  // namespace batchconv
