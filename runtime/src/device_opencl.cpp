@@ -191,38 +191,6 @@ void native_handles(void** context, void** queue) {
   if (queue) *queue = a.queue;
 }
 
-void grouped_conv(const DeviceTensor& x, const DeviceTensor& w, const DeviceTensor* bias, const DeviceTensor& y,
-                  const ConvDesc& d, const DeviceContext& ctx) {
-  detail::device::conv(backend(), ConvKernel::Grouped, x, w, bias, y, d, BroadcastLayout::Batched, ctx);
-}
-void batched_weight_conv(const DeviceTensor& x, const DeviceTensor& w, const DeviceTensor* bias,
-                         const DeviceTensor& y, const ConvDesc& d, const DeviceContext& ctx) {
-  detail::device::conv(backend(), ConvKernel::BatchedWeight, x, w, bias, y, d, BroadcastLayout::Batched, ctx);
-}
-void broadcast_input_conv(const DeviceTensor& x, const DeviceTensor& w, const DeviceTensor* bias,
-                          const DeviceTensor& y, const ConvDesc& d, BroadcastLayout layout,
-                          const DeviceContext& ctx) {
-  detail::device::conv(backend(), ConvKernel::BroadcastInput, x, w, bias, y, d, layout, ctx);
-}
-void batched_linear(const DeviceTensor& x, const DeviceTensor& w, const DeviceTensor* bias, const DeviceTensor& y,
-                    Activation act, const DeviceContext& ctx) {
-  detail::device::linear(backend(), x, w, bias, y, act, ctx);
-}
-void grouped_conv(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& y,
-                  const ConvDesc& d, const DeviceContext& ctx) {
-  detail::device::conv(backend(), ConvKernel::Grouped, x, w, bias, y, d, BroadcastLayout::Batched, ctx);
-}
-void batched_weight_conv(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& y,
-                         const ConvDesc& d, const DeviceContext& ctx) {
-  detail::device::conv(backend(), ConvKernel::BatchedWeight, x, w, bias, y, d, BroadcastLayout::Batched, ctx);
-}
-void broadcast_input_conv(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& y,
-                          const ConvDesc& d, BroadcastLayout layout, const DeviceContext& ctx) {
-  detail::device::conv(backend(), ConvKernel::BroadcastInput, x, w, bias, y, d, layout, ctx);
-}
-void batched_linear(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& y,
-                    Activation act, const DeviceContext& ctx) {
-  detail::device::linear(backend(), x, w, bias, y, act, ctx);
-}
+#include "device_entry_points.inc"
 }  // namespace opencl
 }  // namespace batchconv
