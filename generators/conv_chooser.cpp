@@ -48,6 +48,29 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
   return c;
 }
 
+const char* conv_op_name(ConvOp op) {
+  switch (op) {
+    case ConvOp::Grouped: return "grouped_conv";
+    case ConvOp::BatchedWeight: return "batched_weight_conv";
+    case ConvOp::BroadcastInput: return "broadcast_input_conv";
+  }
+  return "?";
+}
+
+std::string tuning_shape_key(const ConvProblem& p) {
+  auto pair = [](int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); };
+  std::string k = "b=" + std::to_string(p.batch) + " n=" + std::to_string(p.n) +
+                  " groups=" + std::to_string(p.groups) + " cin_g=" + std::to_string(p.cin_g) +
+                  " cout_g=" + std::to_string(p.cout_g) + " in=" + pair(p.in_h, p.in_w) +
+                  " kernel=" + pair(p.kernel_h, p.kernel_w) + " out=" + pair(p.out_h, p.out_w) +
+                  " stride=" + pair(p.stride_y, p.stride_x) +
+                  " dilation=" + pair(p.dilation_y, p.dilation_x) + " pad=" + pair(p.pad_y, p.pad_x) +
+                  " x=" + (p.x_channels_last ? "nhwc" : "nchw") +
+                  " y=" + (p.y_channels_last ? "nhwc" : "nchw");
+  if (p.op == ConvOp::BroadcastInput) k += p.y_banks_outer ? " y_banks=outer" : " y_banks=concat";
+  return k;
+}
+
 TargetFacts facts_of_variant(const std::string& name) {
   TargetFacts f;
   const bool avx512 = name.find("avx512") != std::string::npos;

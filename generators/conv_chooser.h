@@ -21,8 +21,10 @@ struct ConvProblem {
   int64_t in_w = 1, in_h = 1, out_w = 1, out_h = 1;
   int64_t kernel_w = 1, kernel_h = 1;
   int stride_x = 1, stride_y = 1, dilation_x = 1, dilation_y = 1;
+  int pad_x = 0, pad_y = 0;      // padding before the first column / row
   bool x_channels_last = false;  // x's channel stride is 1 (NHWC)
   bool y_channels_last = false;  // y's channel stride is 1 (NHWC)
+  bool y_banks_outer = false;    // broadcast-input y laid out (B, N, Cout, ...), not (N, B*Cout, ...)
 };
 
 struct ConvChoice {
@@ -31,6 +33,16 @@ struct ConvChoice {
 };
 
 ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target);
+
+// The op's kernel name ("grouped_conv", "batched_weight_conv", "broadcast_input_conv").
+const char* conv_op_name(ConvOp op);
+
+// The shape of a conv call as the tuning database keys it: everything that
+// decides which kernel is fastest and nothing else (not bias or ReLU), e.g.
+// "b=1 n=8 groups=1 cin_g=64 cout_g=64 in=56x56 kernel=3x3 out=56x56
+// stride=1x1 dilation=1x1 pad=1x1 x=nchw y=nchw" (spatial pairs are HxW).
+// The runtime, the tuner and the model compiler all key calls with it.
+std::string tuning_shape_key(const ConvProblem& p);
 
 // Facts of the x86 variants the runtime's multi-target libraries hold,
 // from the name of the one Halide picked (cache sizes read from this machine).

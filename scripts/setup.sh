@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libhalide14-0-dev llvm-14-dev llvm-14-tools libgtest-dev libgmock-dev
       libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev pocl-opencl-icd libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-      python3-onnx python3-numpy python3-torch python3-pytest pybind11-dev)
+      python3-onnx python3-numpy python3-torch python3-pytest pybind11-dev
+      nlohmann-json3-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

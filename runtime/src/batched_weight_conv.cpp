@@ -8,6 +8,7 @@
 #include "contiguous.h"
 #include "layout.h"
 #include "packed_weights.h"
+#include "tuned_kernels.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -55,7 +56,11 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   if (lead) bd.push_back({p.batch, sb});
   HalideView hb = bias_view(kOp, bias, bd);
   HalideView hy(kOp, "y", ys.data, activation_dims(ys, lead, p.spatial, p.cout_g, p.groups));
-  const auto kernel = lead ? batchconv_batched_weight_conv_channels : batchconv_grouped_conv_channels;
+  const ConvKernelFn kernel =
+      lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels,
+                         "batchconv_batched_weight_conv_channels")
+           : conv_kernel("grouped_conv", batchconv_grouped_conv_channels,
+                         "batchconv_grouped_conv_channels");
   call_kernel(kOp, [&] {
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
@@ -110,7 +115,9 @@ void batched_weight_conv(const TensorView& x_arg, const TensorView& w_in, const 
     HalideView sbias = bias_view(kOp, bb, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
     HalideView sy(kOp, "y", yb.data, activation_dims(yb, 0, p.spatial, p.cout_g, p.groups));
     call_kernel(kOp, [&] {
-      return batchconv_grouped_conv(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y, p.dilation_x,
+      const ConvKernelFn kernel =
+          conv_kernel("grouped_conv", batchconv_grouped_conv, "batchconv_grouped_conv");
+      return kernel(sx.get(), sw.get(), sbias.get(), p.stride_x, p.stride_y, p.dilation_x,
                     p.dilation_y, p.pad_x, p.pad_y, p.relu, sy.get());
     });
     scatter(yp, y_in);
@@ -118,7 +125,9 @@ void batched_weight_conv(const TensorView& x_arg, const TensorView& w_in, const 
   }
 
   call_kernel(kOp, [&] {
-    return batchconv_batched_weight_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+    const ConvKernelFn kernel = conv_kernel("batched_weight_conv", batchconv_batched_weight_conv,
+                                            "batchconv_batched_weight_conv");
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });
   scatter(yp, y_in);

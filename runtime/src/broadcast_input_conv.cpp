@@ -8,6 +8,7 @@
 #include "contiguous.h"
 #include "layout.h"
 #include "packed_weights.h"
+#include "tuned_kernels.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -62,9 +63,11 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}, {p.batch, sb}});
   HalideView hy(kOp, "y", y.data, output_dims(p, y, layout));
   call_kernel(kOp, [&] {
-    return batchconv_broadcast_input_conv_channels(hx.get(), hw.get(), hb.get(), p.stride_x,
-                                                   p.stride_y, p.dilation_x, p.dilation_y, p.pad_x,
-                                                   p.pad_y, p.relu, hy.get());
+    const ConvKernelFn kernel =
+        conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels,
+                    "batchconv_broadcast_input_conv_channels");
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+                  p.pad_x, p.pad_y, p.relu, hy.get());
   });
 }
 
@@ -83,7 +86,9 @@ void run_as_dense_conv(const detail::ConvPlan& p, const TensorView& x, const Ten
   HalideView hb = bias_view(kOp, bias, {{cout, sc}, {1, cout * sc}});
   HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, cout, 1));
   call_kernel(kOp, [&] {
-    return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
+    const ConvKernelFn kernel =
+        conv_kernel("grouped_conv", batchconv_grouped_conv, "batchconv_grouped_conv");
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
                                   p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu, hy.get());
   });
 }
@@ -107,7 +112,7 @@ void broadcast_input_conv(const TensorView& x_arg, const TensorView& w_in, const
   check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
 
   if (use_channels_family(p, batchconv_gen::ConvOp::BroadcastInput, x_in.stride(1),
-                          y_in.stride(y_channel))) {
+                          y_in.stride(y_channel), layout == BroadcastLayout::Batched)) {
     run_channels(p, x_in, w_in, bias, y_in, layout);
     return;
   }
@@ -134,7 +139,9 @@ void broadcast_input_conv(const TensorView& x_arg, const TensorView& w_in, const
 
   HalideView hy(kOp, "y", y.data, output_dims(p, y, layout));
   call_kernel(kOp, [&] {
-    return batchconv_broadcast_input_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
+    const ConvKernelFn kernel = conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv,
+                                            "batchconv_broadcast_input_conv");
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
                                           p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
                                           hy.get());
   });

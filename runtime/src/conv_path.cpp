@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "batchconv/batchconv.h"
+#include "tuned_kernels.h"
 
 namespace batchconv {
 
@@ -43,25 +44,34 @@ batchconv_gen::ConvProblem conv_problem(const ConvPlan& p, batchconv_gen::ConvOp
   q.stride_y = p.stride_y;
   q.dilation_x = p.dilation_x;
   q.dilation_y = p.dilation_y;
+  q.pad_x = p.pad_x;
+  q.pad_y = p.pad_y;
   q.x_channels_last = x_channels_last;
   q.y_channels_last = y_channels_last;
   return q;
 }
 
 bool use_channels_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
-                         int64_t y_channel_stride) {
+                         int64_t y_channel_stride, bool y_banks_outer) {
+  batchconv_gen::ConvProblem q =
+      conv_problem(p, op, x_channel_stride == 1 && p.cin > 1, y_channel_stride == 1 && p.cout > 1);
+  q.y_banks_outer = y_banks_outer;
+  const TunedConvKernel* tuned = find_tuned_kernel(q);
   bool channels = false;
   switch (schedule_family()) {
     case ScheduleFamily::Rows: channels = false; break;
     case ScheduleFamily::Channels: channels = true; break;
     case ScheduleFamily::Auto: {
-      const batchconv_gen::ConvChoice c = batchconv_gen::choose_conv_schedule(
-          conv_problem(p, op, x_channel_stride == 1 && p.cin > 1, y_channel_stride == 1 && p.cout > 1),
-          variant_facts());
+      if (tuned) {
+        channels = tuned->family == "channels";
+        break;
+      }
+      const batchconv_gen::ConvChoice c = batchconv_gen::choose_conv_schedule(q, variant_facts());
       channels = c.schedule.family == batchconv_gen::ConvFamily::Channels;
       break;
     }
   }
+  settle_tuned_kernel(channels);
   t_last_family = channels ? "channels" : "rows";
   return channels;
 }

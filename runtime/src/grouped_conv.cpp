@@ -6,6 +6,7 @@
 #include "contiguous.h"
 #include "layout.h"
 #include "packed_weights.h"
+#include "tuned_kernels.h"
 #include "validate.h"
 
 namespace batchconv {
@@ -34,9 +35,10 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
   HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
   call_kernel(kOp, [&] {
-    return batchconv_grouped_conv_channels(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y,
-                                           p.dilation_x, p.dilation_y, p.pad_x, p.pad_y, p.relu,
-                                           hy.get());
+    const ConvKernelFn kernel = conv_kernel("grouped_conv", batchconv_grouped_conv_channels,
+                                            "batchconv_grouped_conv_channels");
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+                  p.pad_x, p.pad_y, p.relu, hy.get());
   });
 }
 
@@ -75,7 +77,9 @@ void grouped_conv(const TensorView& x_arg, const TensorView& w_in, const TensorV
   HalideView hb = bias_view(kOp, bias, bias_dims);
   HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
   call_kernel(kOp, [&] {
-    return batchconv_grouped_conv(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
+    const ConvKernelFn kernel =
+        conv_kernel("grouped_conv", batchconv_grouped_conv, "batchconv_grouped_conv");
+    return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });
   scatter(yp, y_in);
