@@ -6,18 +6,20 @@
 #                       [TARGETS <halide target>...]  # default: host; several = multi-target
 #                       [NO_REWRITES]
 #                       [WEIGHTS baked|runtime]
-#                       [SHAPES <input>=<d0xd1..>...])
+#                       [SHAPES <input>=<d0xd1..>...]
+#                       [TUNING <db.jsonl> [FORCE_TUNING]])  # tuned conv schedules (--tuning)
 #
 # Defines <target>, an INTERFACE library an app links: it carries
 # lib<c_name>.a, the include folder with <c_name>.h (the C entry point
 # int <c_name>(halide_buffer_t*...)) and the Halide runtime headers. The
-# model is recompiled when the model file or the compiler changes.
+# model is recompiled when the model file, the tuning database or the
+# compiler changes.
 # Works in-tree (the batchconv-compile target) and from the installed
 # package (batchconv::batchconv-compile).
 include_guard(GLOBAL)
 
 function(batchconv_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES" "MODEL;NAME;WEIGHTS" "TARGETS;SHAPES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING" "MODEL;NAME;WEIGHTS;TUNING" "TARGETS;SHAPES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "batchconv_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -54,13 +56,23 @@ function(batchconv_add_model target)
   foreach(shape IN LISTS ARG_SHAPES)
     list(APPEND args --shape ${shape})
   endforeach()
+  set(tuning "")
+  if(ARG_TUNING)
+    get_filename_component(tuning "${ARG_TUNING}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND args --tuning=${tuning})
+    if(ARG_FORCE_TUNING)
+      list(APPEND args --force-tuning)
+    endif()
+  elseif(ARG_FORCE_TUNING)
+    message(FATAL_ERROR "batchconv_add_model(${target}): FORCE_TUNING needs TUNING <db.jsonl>")
+  endif()
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${target}")
   file(MAKE_DIRECTORY "${dir}")
   set(outputs "${dir}/lib${ARG_NAME}.a" "${dir}/${ARG_NAME}.h" "${dir}/${ARG_NAME}_impl.h")
   add_custom_command(OUTPUT ${outputs}
                      COMMAND ${tool} ${args}
-                     DEPENDS "${model}" ${tool_dep}
+                     DEPENDS "${model}" ${tuning} ${tool_dep}
                      COMMENT "batchconv-compile ${ARG_MODEL} -> lib${ARG_NAME}.a"
                      VERBATIM)
   add_custom_target(${target}.compile DEPENDS ${outputs})

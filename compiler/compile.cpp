@@ -18,6 +18,7 @@
 #include <random>
 #include <sstream>
 
+#include "conv_tuning.h"
 #include "onnx/onnx_io.h"
 #include "pass.h"
 #include "runtime_weights.h"
@@ -227,6 +228,11 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     if (!n->dead) ++summary.nodes;
 
   LowerOptions lo;
+  ConvTuning tuning;
+  if (!options.tuning_db.empty()) {
+    tuning = load_conv_tuning(options.tuning_db, options.force_tuning);
+    lo.tuning = &tuning;
+  }
   lo.runtime_weights = options.runtime_weights;
   if (options.runtime_weights) lo.weight_plan = &plan;
   // The interface (and the header) come from the first target's lowering;
@@ -234,6 +240,18 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   // so the chooser sees that target's vector width and registers.
   lo.target = targets.front();
   LoweredModel lowered = lower_model(*model, model_path, lo);
+  summary.conv_schedules = lowered.conv_schedules;
+  // With a tuning database every variant is lowered here too, so that a
+  // refused record of any target is an error before code generation and
+  // the summary says what scheduled each conv on each target.
+  if (lo.tuning) {
+    for (size_t k = 1; k < targets.size(); ++k) {
+      LowerOptions per_target = lo;
+      per_target.target = targets[k];
+      const LoweredModel v = lower_model(*model, model_path, per_target);
+      summary.conv_schedules.insert(summary.conv_schedules.end(), v.conv_schedules.begin(), v.conv_schedules.end());
+    }
+  }
 
   const std::string impl = name + "_impl";
   for (const std::string& f : {"lib" + name + ".a", impl + ".h", name + ".h"}) check_destination(dir / f, model_path);

@@ -28,6 +28,8 @@ struct CompileOptions {
   bool run_rewrites = true;
   bool runtime_weights = false;
   std::map<std::string, std::vector<int64_t>> shapes;  // --shape name=d0xd1...
+  std::string tuning_db;      // --tuning: schedule the convs it has records of with their points
+  bool force_tuning = false;  // --force-tuning: also records of another machine or target
 };
 
 // What was compiled, for the tool's summary line.
@@ -35,6 +37,7 @@ struct CompileSummary {
   std::vector<std::string> files;       // written, full paths
   std::vector<std::string> passes;      // "fold_repeat_into_conv: 1" for passes that fired
   int nodes = 0;                        // nodes lowered
+  std::vector<std::string> conv_schedules;  // per target, one line per conv: what scheduled it
 };
 
 // Parses "host" / "x86-64-linux-avx2" / "a,b,c"; throws Error naming a bad one.

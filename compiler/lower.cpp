@@ -376,6 +376,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.inputs = cx.inputs;
   out.weights = cx.weights;
   out.outputs = cx.outputs;
+  out.conv_schedules = cx.conv_schedules;
   return out;
 }
 

@@ -32,6 +32,7 @@ struct LoweredModel {
   std::vector<Halide::Argument> arguments;  // inputs then runtime weights (outputs follow implicitly)
   std::vector<ParamInfo> inputs, weights;
   std::vector<OutputInfo> outputs;
+  std::vector<std::string> conv_schedules;  // one line per conv: what scheduled it
 };
 
 // Binds symbolic or overridden input dims: name -> full shape. Fails (Error)

@@ -62,6 +62,7 @@ struct OutputInfo {
 };
 
 struct RuntimeWeightPlan;
+struct ConvTuning;
 
 struct LowerOptions {
   bool runtime_weights = false;  // float initializers become ImageParams instead of baked Buffers
@@ -70,6 +71,9 @@ struct LowerOptions {
   // plan, the float initializers of the lowered model itself are the arguments.
   const RuntimeWeightPlan* weight_plan = nullptr;
   Halide::Target target = Halide::get_host_target();
+  // A tuning database: convs it has a record of for this target take the
+  // record's schedule point (conv_tuning.h). Null: the chooser's.
+  const ConvTuning* tuning = nullptr;
 };
 
 class LoweringContext {
@@ -105,6 +109,8 @@ class LoweringContext {
 
   std::vector<ParamInfo> inputs, weights;
   std::vector<OutputInfo> outputs;
+  // One line per conv lowered: its node, the target and what scheduled it.
+  std::vector<std::string> conv_schedules;
 
  private:
   const ir::Model& model_;

@@ -14,6 +14,7 @@
 #include "conv_chooser.h"
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
+#include "conv_tuning.h"
 #include "target_facts.h"
 #include "ir/conv_window.h"
 #include "ops.h"
@@ -168,7 +169,9 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     result = relu->outputs[0];
     cx.mark_fused(relu);
   }
-  // The project's one chooser picks the family and point for this conv.
+  // The project's one chooser picks the family and point for this conv, or
+  // a tuning database's record of its shape does. The problem is keyed as
+  // the runtime keys a call (conv_path.cpp): NCHW activations.
   batchconv_gen::ConvProblem q;
   q.op = batched ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
   q.batch = s.B;
@@ -186,8 +189,12 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.stride_y = static_cast<int>(s.s_h);
   q.dilation_x = static_cast<int>(s.d_w);
   q.dilation_y = static_cast<int>(s.d_h);
+  q.pad_x = static_cast<int>(s.p_w);
+  q.pad_y = static_cast<int>(s.p_h);
   const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
-  const batchconv_gen::ConvChoice choice = batchconv_gen::choose_conv_schedule(q, facts);
+  const ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
+  cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
+                              ": " + choice.explanation);
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
   batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(
       in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr), /*clamp_channels=*/!channels);

@@ -2,6 +2,7 @@
 //
 //   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
 //       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
+//       [--tuning=<db.jsonl> [--force-tuning]]
 //
 // Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
 // (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
@@ -35,6 +36,13 @@ const char* kUsage =
     "  --weights=baked|runtime    bake initializers in (default) or take float\n"
     "                             initializers as extra buffer arguments after the inputs\n"
     "  --shape <input>=<d0xd1..>  bind (or override) an input's shape; repeatable\n"
+    "  --tuning=<db.jsonl>        a tuning database (batchconv-tune): each conv it has a record\n"
+    "                             of (same op and shape, this machine, the variant's target)\n"
+    "                             is scheduled with the record's point instead of the chooser's;\n"
+    "                             prints one line per conv and target saying which was used.\n"
+    "                             A record of the conv made on another machine or for another\n"
+    "                             target is an error\n"
+    "  --force-tuning             use such records anyway\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
     "  --help, --version\n";
 
@@ -88,6 +96,12 @@ int main(int argc, char** argv) {
       } else if (take(a, "--weights", v)) {
         if (v != "baked" && v != "runtime") return usage_error("--weights must be baked or runtime, not '" + v + "'");
         opt.runtime_weights = v == "runtime";
+      } else if (take(a, "--tuning", v) || a == "--tuning") {
+        if (a == "--tuning") v = next(a);
+        if (v.empty()) return usage_error("--tuning needs a database file");
+        opt.tuning_db = v;
+      } else if (a == "--force-tuning") {
+        opt.force_tuning = true;
       } else if (a == "--shape" || take(a, "--shape", v)) {
         if (a == "--shape") v = next(a);
         const size_t eq = v.find('=');
@@ -114,6 +128,8 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < s.passes.size(); ++k) std::cout << (k ? ", " : "") << s.passes[k];
     }
     std::cout << "\n";
+    if (!opt.tuning_db.empty())
+      for (const std::string& c : s.conv_schedules) std::cout << "  conv " << c << "\n";
     for (const std::string& f : s.files) std::cout << "  wrote " << f << "\n";
     return 0;
   } catch (const std::exception& e) {
