@@ -3,6 +3,7 @@
 // y (B, N, Cout, H', W'). Seed 2's batch split into G groups is the zero-copy
 // view x (G, N/G, C, H, W). Same algorithm and schedule as grouped_conv with
 // b as one more parallel loop, so B = 1 costs what grouped_conv costs.
+#include "conv_estimates.h"
 #include "conv_generator_common.h"
 
 namespace batchconv_gen {
@@ -25,6 +26,7 @@ class BatchedWeightConv : public Halide::Generator<BatchedWeightConv> {
   // The schedule point: family (rows | channels) and its fields
   // (schedule_space.h); the channels family takes w with Cout_g innermost.
   ConvScheduleParams schedule_point;
+  GeneratorParam<std::string> estimates{"estimates", ""};  // autoscheduler estimates (conv_estimates.h)
   // (w', h', co, g, n, b): y of shape (B, N, G*Cout_g, H', W')
   Output<Buffer<float>> y{"y", 6};
 
@@ -46,19 +48,15 @@ class BatchedWeightConv : public Halide::Generator<BatchedWeightConv> {
   }
 
  private:
-  // Estimates only: the MAML layer, B = 32, N = 80, 64 -> 64, 42x42, 3x3, pad 1.
+  // Estimates for Halide's autoschedulers, by default the MAML layer, B = 32, N = 80, 64 -> 64, 42x42, 3x3, pad 1.
+  // The `estimates` param (a tuning shape key) sets them per build.
   void schedule_auto() {
-    x.set_estimates({{0, 42}, {0, 42}, {0, 64}, {0, 1}, {0, 80}, {0, 32}});
-    w.set_estimates({{0, 3}, {0, 3}, {0, 64}, {0, 64}, {0, 1}, {0, 32}});
-    bias.set_estimates({{0, 64}, {0, 1}, {0, 32}});
-    y.set_estimates({{0, 42}, {0, 42}, {0, 64}, {0, 1}, {0, 80}, {0, 32}});
-    stride_x.set_estimate(1);
-    stride_y.set_estimate(1);
-    dilation_x.set_estimate(1);
-    dilation_y.set_estimate(1);
-    pad_x.set_estimate(1);
-    pad_y.set_estimate(1);
-    relu.set_estimate(false);
+    ConvEstimate defaults;
+    defaults.b = 32;
+    defaults.n = 80;
+    defaults.out_h = defaults.in_h = 42;
+    defaults.out_w = defaults.in_w = 42;
+    set_conv_estimates(*this, parse_conv_estimate(estimates, defaults));
   }
 
   ConvFuncs f_;

@@ -4,6 +4,7 @@
 // conv produces) or (B, N, Cout, H', W'). The repeat is never materialised:
 // the input is read in place by every bank (extra memory O(1) in N). Only the
 // innermost stride of y is constrained (to 1).
+#include "conv_estimates.h"
 #include "conv_generator_common.h"
 
 namespace batchconv_gen {
@@ -26,6 +27,7 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
   // The schedule point: family (rows | channels) and its fields
   // (schedule_space.h); the channels family takes w with Cout_g innermost.
   ConvScheduleParams schedule_point;
+  GeneratorParam<std::string> estimates{"estimates", ""};  // autoscheduler estimates (conv_estimates.h)
   // (w', h', co, g, n, b): y of shape (N, B*G*Cout_g, H', W') or (B, N, G*Cout_g, H', W')
   Output<Buffer<float>> y{"y", 6};
 
@@ -50,19 +52,15 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
   }
 
  private:
-  // Estimates only: B = 4 banks over N = 8, 64 -> 64 channels, 56x56, 3x3, pad 1.
+  // Estimates for Halide's autoschedulers, by default B = 4 banks over N = 8, 64 -> 64 channels, 56x56, 3x3, pad 1.
+  // The `estimates` param (a tuning shape key) sets them per build.
   void schedule_auto() {
-    x.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}});
-    w.set_estimates({{0, 3}, {0, 3}, {0, 64}, {0, 64}, {0, 1}, {0, 4}});
-    bias.set_estimates({{0, 64}, {0, 1}, {0, 4}});
-    y.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}, {0, 4}});
-    stride_x.set_estimate(1);
-    stride_y.set_estimate(1);
-    dilation_x.set_estimate(1);
-    dilation_y.set_estimate(1);
-    pad_x.set_estimate(1);
-    pad_y.set_estimate(1);
-    relu.set_estimate(false);
+    ConvEstimate defaults;
+    defaults.b = 4;
+    defaults.n = 8;
+    defaults.out_h = defaults.in_h = 56;
+    defaults.out_w = defaults.in_w = 56;
+    set_conv_estimates(*this, parse_conv_estimate(estimates, defaults));
   }
 
   ConvFuncs f_;

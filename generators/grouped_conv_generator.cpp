@@ -3,6 +3,7 @@
 // depthwise conv (with channel multiplier Cout_g). The runtime passes every
 // tensor in the grouped view of conv_algorithm.h (the channel axis split
 // into (c_g, g), a free reshape) and a 1-D conv as H = KH = 1.
+#include "conv_estimates.h"
 #include "conv_generator_common.h"
 
 namespace batchconv_gen {
@@ -25,6 +26,7 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
   // The schedule point: family (rows | channels) and its fields
   // (schedule_space.h); the channels family takes w with Cout_g innermost.
   ConvScheduleParams schedule_point;
+  GeneratorParam<std::string> estimates{"estimates", ""};  // autoscheduler estimates (conv_estimates.h)
   // (w', h', co, g, n): y of shape (N, G*Cout_g, H', W')
   Output<Buffer<float>> y{"y", 5};
 
@@ -52,19 +54,15 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
   }
 
  private:
-  // Estimates only: B = 1, N = 8, 64 -> 64 channels, 56x56, 3x3, pad 1.
+  // Estimates for Halide's autoschedulers, by default B = 1, N = 8, 64 -> 64 channels, 56x56, 3x3, pad 1.
+  // The `estimates` param (a tuning shape key) sets them per build.
   void schedule_auto() {
-    x.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}});
-    w.set_estimates({{0, 3}, {0, 3}, {0, 64}, {0, 64}, {0, 1}});
-    bias.set_estimates({{0, 64}, {0, 1}});
-    y.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 1}, {0, 8}});
-    stride_x.set_estimate(1);
-    stride_y.set_estimate(1);
-    dilation_x.set_estimate(1);
-    dilation_y.set_estimate(1);
-    pad_x.set_estimate(1);
-    pad_y.set_estimate(1);
-    relu.set_estimate(false);
+    ConvEstimate defaults;
+    defaults.b = 1;
+    defaults.n = 8;
+    defaults.out_h = defaults.in_h = 56;
+    defaults.out_w = defaults.in_w = 56;
+    set_conv_estimates(*this, parse_conv_estimate(estimates, defaults));
   }
 
   ConvFuncs f_;
