@@ -170,11 +170,13 @@ int measure_worker_main(const std::vector<std::string>& args, bool probe_only) {
         continue;
       }
       const double err = bcbench::check_output(*p, plan);
-      emit("checked " + l.c.id + " " + fmt(err));
       if (!(err <= w.tol)) {
+        emit("wrong " + l.c.id + " max relative error " + fmt(err) + " against the double reference (tolerance " +
+             fmt(w.tol) + ")");
         l.ok = false;
         continue;
       }
+      emit("checked " + l.c.id + " " + fmt(err));
       const double t0 = bcbench::now_seconds();
       direct->run(*p);
       const double once_ms = std::max(1e-3, (bcbench::now_seconds() - t0) * 1e3);
@@ -291,7 +293,7 @@ MeasureResult measure(const std::vector<Candidate>& cands_in, const MeasureOptio
         verdict[id].status = "wrong";
         std::string rest;
         std::getline(in, rest);
-        verdict[id].message = rest;
+        verdict[id].message = rest.empty() ? rest : rest.substr(1);
       } else if (kind == "sample") {
         double ms = 0;
         in >> ms;

@@ -1,6 +1,7 @@
 #include "tuner.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -296,27 +297,37 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
     ++generation;
   }
 
-  // The final run: the best few again beside the default and oneDNN.
+  // The final run: the best few again beside the default and oneDNN (their
+  // objects from this run's work dir, compiled again after a resume).
   const auto best = ok_points();
   std::vector<CompileJob> cjobs;
   std::vector<const Trial*> finalists;
+  std::vector<Candidate> cands{{"runtime-default", "", "", pr.default_family}};
   for (size_t i = 0; i < best.size() && finalists.size() < 3; ++i) {
     const Trial* t = best[i];
+    finalists.push_back(t);
+    const std::string id = "t" + std::to_string(t->index);
+    const std::string family = family_of(t->point);
+    const std::string generator = pr.generator_of_family.at(family);
+    const std::string so = dir + "/" + id + ".so";
+    if (access(so.c_str(), R_OK) == 0) {
+      cands.push_back({id, so, generator, family});
+      continue;
+    }
     CompileJob c;
-    c.id = "final" + std::to_string(finalists.size());
-    c.generator = pr.generator_of_family.at(family_of(t->point));
+    c.id = id;
+    c.generator = generator;
     c.target = job.target;
     c.dir = dir;
     c.timeout_s = o.compile_timeout_s;
     c.params = split_params(t->point);
     cjobs.push_back(c);
-    finalists.push_back(t);
   }
   const std::vector<CompileResult> compiled = compile_all(cjobs, o.jobs, tools);
-  std::vector<Candidate> cands{{"runtime-default", "", "", pr.default_family}};
   for (size_t i = 0; i < cjobs.size(); ++i)
     if (compiled[i].status == "ok")
-      cands.push_back({cjobs[i].id, compiled[i].so_path, cjobs[i].generator, family_of(finalists[i]->point)});
+      cands.push_back({cjobs[i].id, compiled[i].so_path, cjobs[i].generator,
+                       family_of(cjobs[i].params.empty() ? "" : cjobs[i].params[0])});
   MeasureOptions fo = mo;
   fo.rounds = 2 * o.rounds;
   fo.peer = o.peer;
@@ -333,13 +344,13 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
   r.point = default_point;
   r.family = pr.default_family;
   r.default_point = default_point;
-  for (size_t i = 0; i < cjobs.size(); ++i) {
-    const auto it = m.by_id.find(cjobs[i].id);
+  for (const Trial* t : finalists) {
+    const auto it = m.by_id.find("t" + std::to_string(t->index));
     if (it == m.by_id.end() || it->second.status != "ok") continue;
     if (it->second.median_ms < r.time_ms) {
       r.time_ms = it->second.median_ms;
-      r.source = finalists[i]->source == "default" ? "search" : finalists[i]->source;
-      r.point = finalists[i]->point;
+      r.source = t->source == "default" ? "search" : t->source;
+      r.point = t->point;
       r.family = family_of(r.point);
     }
   }
