@@ -253,6 +253,33 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     }
   }
 
+  if (!options.list_conv_problems.empty()) {
+    // The convs as tuning problems, one line each (identical convs once).
+    std::vector<std::string> lines;
+    for (const auto& [node, q] : lowered.conv_problems) {
+      const std::string line = tuning_problem_line(model_path + " " + node, q);
+      const std::string flags = line.substr(line.find(": "));
+      bool seen = false;
+      for (const std::string& l : lines) seen = seen || l.substr(l.find(": ")) == flags;
+      if (!seen) lines.push_back(line);
+    }
+    const fs::path to(options.list_conv_problems);
+    check_destination(to, model_path);
+    const fs::path tmp_file = to.string() + ".tmp";
+    {
+      std::ofstream f(tmp_file, std::ios::trunc);
+      f << "# the convs of " << model_path << " as batchconv-tune problems\n";
+      for (const std::string& l : lines) f << l << "\n";
+      if (!f.flush()) {
+        fs::remove(tmp_file);
+        throw Error(to.string() + ": cannot be written");
+      }
+    }
+    fs::rename(tmp_file, to);
+    summary.files.push_back(fs::absolute(to).string());
+    return summary;
+  }
+
   const std::string impl = name + "_impl";
   for (const std::string& f : {"lib" + name + ".a", impl + ".h", name + ".h"}) check_destination(dir / f, model_path);
   TempDir tmp(dir);

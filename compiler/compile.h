@@ -30,6 +30,9 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> shapes;  // --shape name=d0xd1...
   std::string tuning_db;      // --tuning: schedule the convs it has records of with their points
   bool force_tuning = false;  // --force-tuning: also records of another machine or target
+  // --list-conv-problems: write the model's convs as batchconv-tune problems
+  // ("label: --op=... --x=... --w=..." lines) instead of compiling it.
+  std::string list_conv_problems;
 };
 
 // What was compiled, for the tool's summary line.

@@ -86,4 +86,49 @@ ConvScheduleChoice choose_conv_schedule_tuned(const batchconv_gen::ConvProblem& 
   return out;
 }
 
+std::string tuning_problem_line(const std::string& node, const batchconv_gen::ConvProblem& q) {
+  std::string label = node;
+  for (char& c : label)
+    if (c == ':' || c == '\n' || c == '#') c = ' ';
+  const bool one_d = q.in_h == 1 && q.kernel_h == 1 && q.out_h == 1 && q.stride_y == 1 && q.pad_y == 0;
+  auto dims = [&](std::vector<int64_t> d, int64_t h, int64_t w) {
+    if (!one_d) d.push_back(h);
+    d.push_back(w);
+    std::string s;
+    for (size_t k = 0; k < d.size(); ++k) s += (k ? "x" : "") + std::to_string(d[k]);
+    return s;
+  };
+  auto pair = [&](int64_t h, int64_t w) { return one_d ? std::to_string(w) : std::to_string(h) + "x" + std::to_string(w); };
+  // The padding after the last element, from the output size.
+  const int64_t end_x = (q.out_w - 1) * q.stride_x + q.dilation_x * (q.kernel_w - 1) + 1 - q.in_w - q.pad_x;
+  const int64_t end_y = (q.out_h - 1) * q.stride_y + q.dilation_y * (q.kernel_h - 1) + 1 - q.in_h - q.pad_y;
+  const int64_t cin = q.groups * q.cin_g, cout = q.groups * q.cout_g;
+  std::string op, x, w;
+  switch (q.op) {
+    case batchconv_gen::ConvOp::Grouped:
+      op = "gconv";
+      x = dims({q.n, cin}, q.in_h, q.in_w);
+      w = dims({cout, q.cin_g}, q.kernel_h, q.kernel_w);
+      break;
+    case batchconv_gen::ConvOp::BatchedWeight:
+      op = "bwconv";
+      x = dims({q.batch, q.n, cin}, q.in_h, q.in_w);
+      w = dims({q.batch, cout, q.cin_g}, q.kernel_h, q.kernel_w);
+      break;
+    case batchconv_gen::ConvOp::BroadcastInput:
+      op = "biconv";
+      x = dims({q.n, cin}, q.in_h, q.in_w);
+      w = dims({q.batch, cout, q.cin_g}, q.kernel_h, q.kernel_w);
+      break;
+  }
+  std::string line = label + ": --op=" + op + " --x=" + x + " --w=" + w;
+  if (q.groups != 1) line += " --groups=" + std::to_string(q.groups);
+  if (q.stride_x != 1 || q.stride_y != 1) line += " --stride=" + pair(q.stride_y, q.stride_x);
+  if (q.dilation_x != 1 || q.dilation_y != 1) line += " --dilation=" + pair(q.dilation_y, q.dilation_x);
+  if (q.pad_x || q.pad_y || end_x || end_y)
+    line += " --pad-begin=" + pair(q.pad_y, q.pad_x) + " --pad-end=" + pair(std::max<int64_t>(0, end_y), std::max<int64_t>(0, end_x));
+  if (q.op == batchconv_gen::ConvOp::BroadcastInput && q.y_banks_outer) line += " --layout=batched";
+  return line;
+}
+
 }  // namespace batchconv::compiler

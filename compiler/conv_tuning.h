@@ -43,4 +43,9 @@ struct ConvScheduleChoice {
 ConvScheduleChoice choose_conv_schedule_tuned(const batchconv_gen::ConvProblem& q, const Halide::Target& target,
                                               const ConvTuning* tuning, const std::string& where);
 
+// One conv as a batchconv-tune problem line: "label: --op=gconv --x=... --w=...
+// --groups=... --stride=HxW --dilation=HxW --pad-begin=HxW --pad-end=HxW"
+// (1-D convs with 1-D shapes); the label is `node` without ':'.
+std::string tuning_problem_line(const std::string& node, const batchconv_gen::ConvProblem& q);
+
 }  // namespace batchconv::compiler

@@ -377,6 +377,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.weights = cx.weights;
   out.outputs = cx.outputs;
   out.conv_schedules = cx.conv_schedules;
+  out.conv_problems = cx.conv_problems;
   return out;
 }
 

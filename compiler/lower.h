@@ -33,6 +33,7 @@ struct LoweredModel {
   std::vector<ParamInfo> inputs, weights;
   std::vector<OutputInfo> outputs;
   std::vector<std::string> conv_schedules;  // one line per conv: what scheduled it
+  std::vector<std::pair<std::string, batchconv_gen::ConvProblem>> conv_problems;  // node, problem
 };
 
 // Binds symbolic or overridden input dims: name -> full shape. Fails (Error)

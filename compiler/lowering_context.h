@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "conv_chooser.h"
 #include "ir/graph.h"
 
 namespace batchconv::compiler {
@@ -111,6 +112,8 @@ class LoweringContext {
   std::vector<OutputInfo> outputs;
   // One line per conv lowered: its node, the target and what scheduled it.
   std::vector<std::string> conv_schedules;
+  // Each conv lowered, as the runtime and the tuning database key it: its node and problem.
+  std::vector<std::pair<std::string, batchconv_gen::ConvProblem>> conv_problems;
 
  private:
   const ir::Model& model_;

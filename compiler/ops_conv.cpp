@@ -191,6 +191,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.dilation_y = static_cast<int>(s.d_h);
   q.pad_x = static_cast<int>(s.p_w);
   q.pad_y = static_cast<int>(s.p_h);
+  cx.conv_problems.push_back({ir::describe(&n), q});
   const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
   const ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +

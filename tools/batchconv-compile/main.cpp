@@ -43,6 +43,8 @@ const char* kUsage =
     "                             A record of the conv made on another machine or for another\n"
     "                             target is an error\n"
     "  --force-tuning             use such records anyway\n"
+    "  --list-conv-problems=FILE  write the model's convs as batchconv-tune problems (one line\n"
+    "                             each, identical convs once) instead of compiling it\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
     "  --help, --version\n";
 
@@ -100,6 +102,9 @@ int main(int argc, char** argv) {
         if (a == "--tuning") v = next(a);
         if (v.empty()) return usage_error("--tuning needs a database file");
         opt.tuning_db = v;
+      } else if (take(a, "--list-conv-problems", v)) {
+        if (v.empty()) return usage_error("--list-conv-problems needs a file");
+        opt.list_conv_problems = v;
       } else if (a == "--force-tuning") {
         opt.force_tuning = true;
       } else if (a == "--shape" || take(a, "--shape", v)) {

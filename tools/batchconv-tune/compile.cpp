@@ -1,10 +1,15 @@
 #include "compile.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 
 #include <atomic>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "processes.h"
@@ -31,6 +36,7 @@ std::string lower(std::string s) {
 CompileResult compile_one(const CompileJob& j, const Tools& t) {
   CompileResult r;
   const double start = now_s();
+  unlink((j.dir + "/" + j.id + ".stamp").c_str());  // an earlier object of this id is stale from here on
   std::vector<std::string> gen{t.generator_exe, "-g", j.generator, "-f", "cand", "-n", j.id,
                                "-o", j.dir, "-e", "object"};
   if (!j.autoscheduler.empty()) {
@@ -62,12 +68,29 @@ CompileResult compile_one(const CompileJob& j, const Tools& t) {
     return r;
   }
   unlink(obj.c_str());
+  std::ofstream(j.dir + "/" + j.id + ".stamp", std::ios::trunc) << build_stamp(j, t);
   r.status = "ok";
   r.so_path = so;
   return r;
 }
 
 }  // namespace
+
+std::string build_stamp(const CompileJob& j, const Tools& t) {
+  struct stat st {};
+  stat(t.generator_exe.c_str(), &st);
+  std::string s = t.generator_exe + " " + std::to_string(static_cast<long long>(st.st_mtime)) + " " +
+                  j.generator + " " + j.target + " " + j.autoscheduler;
+  for (const std::string& p : j.params) s += " " + p;
+  return s;
+}
+
+std::string reusable_object(const CompileJob& j, const Tools& t) {
+  const std::string so = j.dir + "/" + j.id + ".so";
+  std::ifstream in(j.dir + "/" + j.id + ".stamp");
+  const std::string stamp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return !stamp.empty() && stamp == build_stamp(j, t) && access(so.c_str(), R_OK) == 0 ? so : "";
+}
 
 Tools default_tools(const char* argv0) {
   Tools t;
@@ -83,11 +106,19 @@ Tools default_tools(const char* argv0) {
 }
 
 std::vector<CompileResult> compile_all(const std::vector<CompileJob>& jobs, int parallel,
-                                       const Tools& tools) {
+                                       const Tools& tools,
+                                       const std::function<void(size_t, size_t)>& on_done) {
   std::vector<CompileResult> out(jobs.size());
   std::atomic<size_t> next{0};
+  std::mutex mu;
+  size_t done = 0;
   auto work = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) out[i] = compile_one(jobs[i], tools);
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      out[i] = compile_one(jobs[i], tools);
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (on_done) on_done(done, jobs.size());
+    }
   };
   std::vector<std::thread> pool;
   for (int k = 0; k < std::max(1, parallel); ++k) pool.emplace_back(work);

@@ -5,6 +5,7 @@
 // therefore exactly what an AOT build with those params produces.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,18 @@ struct CompileResult {
   double seconds = 0;
 };
 
+// What a compiled object was built from: the generator executable (and its
+// modification time), the job's generator, target and params. Written next
+// to the object, so a later run reuses it only when all of them match.
+std::string build_stamp(const CompileJob& j, const Tools& tools);
+// The object of `j` from an earlier compile with the same stamp, or "".
+std::string reusable_object(const CompileJob& j, const Tools& tools);
+
 // Compiles every job, `parallel` at a time; results in job order.
+// `on_done(done, total)` is called (under a lock) as each one finishes.
 std::vector<CompileResult> compile_all(const std::vector<CompileJob>& jobs, int parallel,
-                                       const Tools& tools);
+                                       const Tools& tools,
+                                       const std::function<void(size_t, size_t)>& on_done = {});
 
 // The generator params an autoscheduler run needs (machine_params from this
 // machine: cores, L2 bytes, the default balance).

@@ -182,7 +182,14 @@ int measure_worker_main(const std::vector<std::string>& args, bool probe_only) {
       const double once_ms = std::max(1e-3, (bcbench::now_seconds() - t0) * 1e3);
       l.inner = std::clamp(static_cast<int>(std::ceil(w.min_sample_ms / once_ms)), 1, 10000);
     }
-    // Interleaved rounds, the order rotated each round.
+    // One untimed round first (the first runs after loading pay for cold
+    // caches and pages), then interleaved rounds, the order rotated each round.
+    for (Loaded& l : cands) {
+      if (!l.ok) continue;
+      emit("begin " + l.c.id);
+      use(l);
+      direct->run(*p);
+    }
     for (int r = 0; r < w.rounds; ++r) {
       for (size_t k = 0; k < cands.size(); ++k) {
         Loaded& l = cands[(k + static_cast<size_t>(r)) % cands.size()];

@@ -50,6 +50,14 @@ void Progress::update(int generation, int trials, int failed, double best_ratio,
   std::fflush(stderr);
 }
 
+void Progress::step(int generation, const std::string& what, double elapsed_s) {
+  if (!bar_ || quiet_) return;
+  std::fprintf(stderr, "\r\033[K%s: gen %d, %s, ETA %s", label_.c_str(), generation, what.c_str(),
+               clock_text(budget_s_ - elapsed_s).c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
 void Progress::message(const std::string& line) {
   if (quiet_) return;
   if (bar_ && drawn_) std::fprintf(stderr, "\r\033[K");

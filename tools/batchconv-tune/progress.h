@@ -16,6 +16,8 @@ class Progress {
   // its time, the job's elapsed time.
   void update(int generation, int trials, int failed, double best_ratio, double best_ms,
               double default_ms, double elapsed_s);
+  // Within a generation (the bar only): "compiling 3/14", "timing 9 candidates".
+  void step(int generation, const std::string& what, double elapsed_s);
   void message(const std::string& line);  // a line that stays (clears the bar first)
   void finish(const std::string& summary);
 

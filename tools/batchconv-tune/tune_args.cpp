@@ -1,5 +1,6 @@
 #include "tune_args.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 
 #include "args.h"
 #include "batchconv/batchconv.h"
+#include "processes.h"
 
 namespace batchconv_tune {
 
@@ -82,6 +84,31 @@ std::vector<std::pair<std::string, std::vector<std::string>>> read_problems(cons
   return out;
 }
 
+#ifndef BATCHCONV_TUNE_COMPILE_EXE
+#define BATCHCONV_TUNE_COMPILE_EXE ""
+#endif
+
+// Every conv of an ONNX model as the model compiler lowers it (after its
+// rewrites), through batchconv-compile --list-conv-problems.
+std::vector<std::pair<std::string, std::vector<std::string>>> model_problems(const std::string& model,
+                                                                             const std::string& work) {
+  const char* env = std::getenv("BATCHCONV_TUNE_COMPILE");
+  const std::string tool = env ? env : BATCHCONV_TUNE_COMPILE_EXE;
+  if (tool.empty()) throw TuneUsageError("--model: this build has no batchconv-compile (built with the rewriter)");
+  std::string mkdir = work;
+  for (size_t k = 1; k <= mkdir.size(); ++k)
+    if (k == mkdir.size() || mkdir[k] == '/') ::mkdir(mkdir.substr(0, k).c_str(), 0755);
+  const std::string list = work + "/model-problems.txt";
+  const ProcResult r = run_process({tool, model, "--list-conv-problems=" + list}, 900, work + "/model-problems.log");
+  if (!r.ok()) throw TuneUsageError("--model=" + model + ": batchconv-compile failed (" + r.describe() + "): " + r.log_tail);
+  std::ifstream in(list);
+  std::string line;
+  bool any = false;
+  while (std::getline(in, line)) any = any || (!line.empty() && line[0] != '#');
+  if (!any) throw TuneUsageError("--model=" + model + ": the model has no conv to tune");
+  return read_problems(list);
+}
+
 }  // namespace
 
 TuneArgs parse_tune_args(const std::vector<std::string>& argv) {
@@ -92,7 +119,7 @@ TuneArgs parse_tune_args(const std::vector<std::string>& argv) {
     rest.erase(rest.begin());
   }
   std::vector<std::string> problem_flags, targets;
-  std::string problems_file, shard;
+  std::string problems_file, shard, model;
   bool budget_given = false;
   for (const std::string& arg : rest) {
     const size_t eq = arg.find('=');
@@ -110,6 +137,7 @@ TuneArgs parse_tune_args(const std::vector<std::string>& argv) {
     else if (flag == "--plot") need(), a.plot = v;
     else if (a.command != "tune") throw TuneUsageError("unknown flag '" + arg + "' for " + a.command);
     else if (flag == "--problems") need(), problems_file = v;
+    else if (flag == "--model") need(), model = v;
     else if (flag == "--targets" || flag == "--target") need(), targets = split(v, ',');
     else if (flag == "--budget") need(), o.budget_s = 60 * to_double(flag, v, 0, 1e6), budget_given = true;
     else if (flag == "--jobs") need(), o.jobs = to_int(flag, v, 1, 256);
@@ -154,7 +182,12 @@ TuneArgs parse_tune_args(const std::vector<std::string>& argv) {
   if (a.command == "report") return a;
 
   std::vector<std::pair<std::string, std::vector<std::string>>> problems;
-  if (!problems_file.empty()) {
+  if (a.options.work_dir.empty()) a.options.work_dir = a.options.db + ".work";
+  if (!model.empty()) {
+    if (!problem_flags.empty() || !problems_file.empty())
+      throw TuneUsageError("give one of --model, --problems or one problem's flags");
+    problems = model_problems(model, a.options.work_dir);
+  } else if (!problems_file.empty()) {
     if (!problem_flags.empty())
       throw TuneUsageError("give either --problems=FILE or one problem's flags, not both (" +
                            problem_flags[0] + ")");
@@ -208,6 +241,8 @@ const char* tune_help_text() {
 Problem (batchconv-bench's flags): --op=gconv|bwconv|biconv --x=... --w=...
   [--groups --stride --dilation --pad --pad-begin --pad-end --layout --bias --relu].
   --problems=FILE   one problem per line: "label: --op=... --x=... --w=..."
+  --model=FILE.onnx every conv of a model, as batchconv-compile lowers it (after
+                    its rewrites; static shapes)
 Search:
   --targets=T,...   Halide targets (default: the one the runtime runs here)
   --budget=MIN      minutes per job, compiles and timing included (default 10)

@@ -250,7 +250,11 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
       }
       cjobs.push_back(c);
     }
-    const std::vector<CompileResult> compiled = compile_all(cjobs, o.jobs, tools);
+    const std::vector<CompileResult> compiled =
+        compile_all(cjobs, o.jobs, tools, [&](size_t done, size_t total) {
+          progress.step(generation, "compiling " + std::to_string(done) + "/" + std::to_string(total), elapsed());
+        });
+    progress.step(generation, "timing " + std::to_string(cjobs.size()) + " candidates", elapsed());
     // Measure, beside the runtime's default.
     std::vector<Candidate> cands{{"runtime-default", "", "", pr.default_family}};
     for (size_t i = 0; i < props.size(); ++i)
@@ -309,11 +313,6 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
     const std::string id = "t" + std::to_string(t->index);
     const std::string family = family_of(t->point);
     const std::string generator = pr.generator_of_family.at(family);
-    const std::string so = dir + "/" + id + ".so";
-    if (access(so.c_str(), R_OK) == 0) {
-      cands.push_back({id, so, generator, family});
-      continue;
-    }
     CompileJob c;
     c.id = id;
     c.generator = generator;
@@ -321,6 +320,11 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
     c.dir = dir;
     c.timeout_s = o.compile_timeout_s;
     c.params = split_params(t->point);
+    const std::string so = reusable_object(c, tools);
+    if (!so.empty()) {
+      cands.push_back({id, so, generator, family});
+      continue;
+    }
     cjobs.push_back(c);
   }
   const std::vector<CompileResult> compiled = compile_all(cjobs, o.jobs, tools);

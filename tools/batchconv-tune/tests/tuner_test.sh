@@ -6,13 +6,16 @@
 #   corrupt  a corrupt database is an error naming its line;
 #   resume   a tuner killed mid-run goes on where it stopped;
 #   shards   n shards run as separate processes and merged equal an
-#            unsharded run with the same seed (same jobs, trials and points).
+#            unsharded run with the same seed (same jobs, trials and points);
+#   model    --model tunes every conv of an ONNX model, keyed as the model
+#            compiler keys them (MODEL: a bundled model).
 # Usage: tuner_test.sh TUNER REAL_GENERATOR FAULT_GENERATOR [case...]
+#        (MODEL=file.onnx for the model case)
 set -uo pipefail
 tuner=$1 real_gen=$2 fault_gen=$3
 shift 3
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(faults corrupt resume shards)
+[ ${#cases[@]} -eq 0 ] && cases=(faults corrupt resume shards model)
 py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -126,6 +129,23 @@ P
   if command -v gnuplot > /dev/null; then
     grep -q "<svg" "$work/plot.svg" || fail "report: no SVG plot"
   fi
+}
+
+case_model() {
+  local db=$work/model.jsonl
+  "$tuner" --db="$db" --model="$MODEL" "${fast[@]}" --population=1 --generations=1 > "$work/model.log" 2>&1 \
+    || { fail "model: the tuner failed"; tail "$work/model.log"; return; }
+  local list=$db.work/model-problems.txt
+  [ -f "$list" ] || { fail "model: no problem list"; return; }
+  local convs
+  convs=$(grep -vc '^#' "$list")
+  [ "$convs" -ge 1 ] || fail "model: no conv listed"
+  [ "$(records "$db" | wc -l)" = "$convs" ] || fail "model: $convs convs listed but $(records "$db" | wc -l) records"
+  # The compiler finds the records it was tuned for: every conv reports a record ("tuned" or "default won").
+  local compile_out
+  compile_out=$("$COMPILE" "$MODEL" -o "$work" --tuning="$db" 2>&1) || { fail "model: compile --tuning failed: $compile_out"; return; }
+  if grep -q "no tuning record" <<< "$compile_out"; then fail "model: a conv found no record: $compile_out"; fi
+  grep -q "^  conv " <<< "$compile_out" || fail "model: compile --tuning reported no conv: $compile_out"
 }
 
 for c in "${cases[@]}"; do
