@@ -152,9 +152,34 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
   const ConvProblem problem = problem_of_key(pr.shape_key, op);
   const TargetFacts facts = batchconv_gen::facts_of_variant(job.target);
   const Space space(problem, facts);
+  // The default: what the runtime runs here when the job's target is the one
+  // it selects on this machine; for another target, the chooser's point for
+  // that target compiled like any candidate (the reference of every run).
+  const bool native = job.target == batchconv::selected_target();
   const ConvFamily chosen_family =
-      pr.default_family == "channels" ? ConvFamily::Channels : ConvFamily::Rows;
+      native ? (pr.default_family == "channels" ? ConvFamily::Channels : ConvFamily::Rows)
+             : batchconv_gen::choose_conv_schedule(problem, facts).schedule.family;
+  const std::string default_family = chosen_family == ConvFamily::Channels ? "channels" : "rows";
   const std::string default_point = space.canonical(space.default_point(chosen_family));
+  Candidate reference{"runtime-default", "", "", default_family};
+  if (!native) {
+    CompileJob c;
+    c.id = "reference";
+    c.generator = pr.generator_of_family.at(default_family);
+    c.target = job.target;
+    c.dir = dir;
+    c.timeout_s = o.compile_timeout_s;
+    c.params = split_params(default_point);
+    std::string so = reusable_object(c, tools);
+    if (so.empty()) {
+      const CompileResult r = compile_all({c}, 1, tools).at(0);
+      if (r.status != "ok")
+        throw std::runtime_error(job.label + ": the default point does not compile for " + job.target + ": " +
+                                 r.message);
+      so = r.so_path;
+    }
+    reference = {"default@" + job.target, so, c.generator, default_family};
+  }
 
   std::set<std::string> tried;
   int generation = 0;
@@ -256,12 +281,12 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
         });
     progress.step(generation, "timing " + std::to_string(cjobs.size()) + " candidates", elapsed());
     // Measure, beside the runtime's default.
-    std::vector<Candidate> cands{{"runtime-default", "", "", pr.default_family}};
+    std::vector<Candidate> cands{reference};
     for (size_t i = 0; i < props.size(); ++i)
       if (compiled[i].status == "ok")
         cands.push_back({cjobs[i].id, compiled[i].so_path, cjobs[i].generator, props[i].family});
     const MeasureResult m = measure(cands, mo, tools.self, dir);
-    const auto def = m.by_id.find("runtime-default");
+    const auto def = m.by_id.find(reference.id);
     if (def == m.by_id.end() || def->second.status != "ok")
       throw std::runtime_error(job.label + ": the default kernel itself failed to run: " +
                                (def == m.by_id.end() ? "no result" : def->second.message));
@@ -306,7 +331,7 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
   const auto best = ok_points();
   std::vector<CompileJob> cjobs;
   std::vector<const Trial*> finalists;
-  std::vector<Candidate> cands{{"runtime-default", "", "", pr.default_family}};
+  std::vector<Candidate> cands{reference};
   for (size_t i = 0; i < best.size() && finalists.size() < 3; ++i) {
     const Trial* t = best[i];
     finalists.push_back(t);
@@ -336,7 +361,7 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
   fo.rounds = 2 * o.rounds;
   fo.peer = o.peer;
   const MeasureResult m = measure(cands, fo, tools.self, dir);
-  const auto def = m.by_id.find("runtime-default");
+  const auto def = m.by_id.find(reference.id);
   if (def == m.by_id.end() || def->second.status != "ok")
     throw std::runtime_error(job.label + ": the default kernel failed in the final run");
 
@@ -346,7 +371,7 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
   r.time_ms = r.default_ms;
   r.source = "default";
   r.point = default_point;
-  r.family = pr.default_family;
+  r.family = default_family;
   r.default_point = default_point;
   for (const Trial* t : finalists) {
     const auto it = m.by_id.find("t" + std::to_string(t->index));
@@ -360,6 +385,11 @@ Record tune_job(const Job& job, const TuneOptions& o, const Tools& tools) {
   }
   // A compiled copy of the default point winning is still the default.
   if (r.source != "default" && r.point == default_point) r.source = "default";
+  if (r.source == "default") {
+    r.time_ms = r.default_ms;
+    r.point = default_point;
+    r.family = default_family;
+  }
   r.generator = pr.generator_of_family.at(r.family);
   for (const Trial& t : trials)
     if (is_autoscheduler(t.source) && t.status == "ok") {

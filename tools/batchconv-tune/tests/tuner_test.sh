@@ -7,6 +7,8 @@
 #   resume   a tuner killed mid-run goes on where it stopped;
 #   shards   n shards run as separate processes and merged equal an
 #            unsharded run with the same seed (same jobs, trials and points);
+#   targets  a job per target; a target other than the one the runtime runs
+#            here is measured against its own compiled default;
 #   model    --model tunes every conv of an ONNX model, keyed as the model
 #            compiler keys them (MODEL: a bundled model).
 # Usage: tuner_test.sh TUNER REAL_GENERATOR FAULT_GENERATOR [case...]
@@ -15,7 +17,7 @@ set -uo pipefail
 tuner=$1 real_gen=$2 fault_gen=$3
 shift 3
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(faults corrupt resume shards model)
+[ ${#cases[@]} -eq 0 ] && cases=(faults corrupt resume shards targets model)
 py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -129,6 +131,23 @@ P
   if command -v gnuplot > /dev/null; then
     grep -q "<svg" "$work/plot.svg" || fail "report: no SVG plot"
   fi
+}
+
+case_targets() {
+  local db=$work/targets.jsonl avx2=x86-64-linux-avx2-fma-f16c-sse41
+  grep -q avx2 /proc/cpuinfo || { echo "skipped: no AVX2 here"; return; }
+  "$tuner" --db="$db" "${problem[@]}" "${fast[@]}" --population=1 --generations=1 --targets=$avx2 \
+    > "$work/targets.log" 2>&1 || { fail "targets: the tuner failed"; tail "$work/targets.log"; return; }
+  "$py" - "$db" "$avx2" <<'PY' || fail "targets: records or trials not for $avx2"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert all(j["target"] == sys.argv[2] for j in lines), "a line for another target"
+recs = [j for j in lines if j["type"] == "record"]
+assert len(recs) == 1
+# AVX2 has 16 registers: its channels default is 2 vectors wide, not AVX-512's 4.
+if "family=channels" in recs[0]["default_point"]:
+    assert "ch_vectors=2" in recs[0]["default_point"], recs[0]["default_point"]
+PY
 }
 
 case_model() {
