@@ -34,6 +34,8 @@ geometry (conv ops): one number applies to every spatial axis; 2-D takes HxW
   --stride=S  --dilation=D  --pad=P (both sides)  --groups=G (default 1)
   --pad-begin=P --pad-end=P   asymmetric padding (top/left and bottom/right)
   --layout=concat|batched     broadcast_input_conv output: (N, B*Cout, ...) [default]
+  --device=opencl|cuda        also run the op on that device (method batchconv@opencl
+                              or batchconv@cuda: host memory, transfers timed too)
                               or (B, N, Cout, ...)
 checking:
   --check[=MODE]   MODE auto (default; full when the reference is cheap, else
@@ -201,7 +203,14 @@ BenchArgs parse_args(const std::vector<std::string>& argv) {
     else if (flag == "--pad-begin") need(), d.pad_begin = parse_pair(flag, v, 0, &a);
     else if (flag == "--pad-end") need(), d.pad_end = parse_pair(flag, v, 0, &a);
     else if (flag == "--groups") need(), d.groups = parse_small(flag, v, 1, kIntMax), a.geometry_flags.push_back(flag);
-    else if (flag == "--layout") {
+    else if (flag == "--device") {
+      need();
+      if (v != "opencl" && v != "cuda") throw UsageError("--device: '" + v + "'; expected opencl or cuda");
+#ifndef BCBENCH_HAVE_DEVICE
+      throw UsageError("--device=" + v + ": this build has no GPU libraries (BATCHCONV_BUILD_GPU is off)");
+#endif
+      a.spec.device = v;
+    } else if (flag == "--layout") {
       need();
       a.layout_given = true;
       if (v == "concat" || v == "concatenated") a.spec.layout = batchconv::BroadcastLayout::Concatenated;

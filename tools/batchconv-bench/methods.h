@@ -44,5 +44,7 @@ MethodList make_methods(const Problem& p);
 void add_batchconv_methods(const Problem& p, MethodList* out);
 void add_onednn_methods(const Problem& p, MethodList* out);
 void add_linear_methods(const Problem& p, MethodList* out);
+// batchconv@opencl / batchconv@cuda when p.spec.device asks (methods_device.cpp; GPU builds only).
+void add_device_methods(const Problem& p, MethodList* out);
 
 }  // namespace bcbench

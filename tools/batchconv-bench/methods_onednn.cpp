@@ -231,6 +231,9 @@ void add_onednn_methods(const Problem& p, MethodList* out) {
 MethodList make_methods(const Problem& p) {
   MethodList m;
   add_batchconv_methods(p, &m);
+#ifdef BCBENCH_HAVE_DEVICE
+  add_device_methods(p, &m);
+#endif
   if (p.spec.op == Op::BatchedLinear) add_linear_methods(p, &m);
   else add_onednn_methods(p, &m);
   return m;

@@ -24,6 +24,7 @@ struct ProblemSpec {
   batchconv::ConvDesc desc;  // conv ops; desc.activation also applies to batched_linear
   batchconv::BroadcastLayout layout = batchconv::BroadcastLayout::Concatenated;
   std::string label;  // free text for reports
+  std::string device;  // --device: "" (CPU only), "opencl" or "cuda": also run the op there
 };
 
 // A float buffer, 64-byte aligned, owned. Allocated through malloc (so it is

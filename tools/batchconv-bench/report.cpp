@@ -85,7 +85,8 @@ void print_text(const ReportContext& c, const std::vector<MethodResult>& r) {
   }
   std::printf("\n");
   for (const auto& m : r) {
-    std::printf("  %-32s %s%s%s%s\n", m.name.c_str(), m.what.c_str(), m.impl.empty() ? "" : "  [oneDNN impl: ",
+    const char* impl_label = m.family == Family::Onednn ? "  [oneDNN impl: " : "  [runs on: ";
+    std::printf("  %-32s %s%s%s%s\n", m.name.c_str(), m.what.c_str(), m.impl.empty() ? "" : impl_label,
                 m.impl.c_str(), m.impl.empty() ? "" : "]");
   }
   if (peer) std::printf("vs oneDNN = (fastest oneDNN full-op method: %s) median / this median; >1 is faster\n",
