@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <sstream>
+#include <stdexcept>
+
 namespace batchconv_gen {
 
 // The families' costs, per output element:
@@ -69,6 +72,53 @@ std::string tuning_shape_key(const ConvProblem& p) {
                   " y=" + (p.y_channels_last ? "nhwc" : "nchw");
   if (p.op == ConvOp::BroadcastInput) k += p.y_banks_outer ? " y_banks=outer" : " y_banks=concat";
   return k;
+}
+
+ConvProblem parse_tuning_shape_key(const std::string& key, ConvProblem p) {
+  std::string text = key;
+  for (char& c : text) {
+    if (c == ',') c = ' ';
+    else if (c == ':') c = '=';
+  }
+  std::istringstream in(text);
+  std::string item;
+  auto number = [&](const std::string& v) -> int64_t {
+    size_t used = 0;
+    long long n = -1;
+    try {
+      n = std::stoll(v, &used);
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != v.size() || n < 0 || n > (int64_t{1} << 40))
+      throw std::invalid_argument("shape key: '" + item + "' is not a size or HxW");
+    return n;
+  };
+  while (in >> item) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("shape key: '" + item + "' is not name=value");
+    const std::string n = item.substr(0, eq), v = item.substr(eq + 1);
+    if (n == "x" || n == "y") {
+      (n == "x" ? p.x_channels_last : p.y_channels_last) = v == "nhwc";
+    } else if (n == "y_banks") {
+      p.y_banks_outer = v == "outer";
+    } else if (n == "in" || n == "kernel" || n == "out" || n == "stride" || n == "dilation" || n == "pad") {
+      const size_t x = v.find('x');
+      if (x == std::string::npos) throw std::invalid_argument("shape key: '" + item + "' is not HxW");
+      const int64_t h = number(v.substr(0, x)), w = number(v.substr(x + 1));
+      if (n == "in") p.in_h = h, p.in_w = w;
+      else if (n == "kernel") p.kernel_h = h, p.kernel_w = w;
+      else if (n == "out") p.out_h = h, p.out_w = w;
+      else if (n == "stride") p.stride_y = int(h), p.stride_x = int(w);
+      else if (n == "dilation") p.dilation_y = int(h), p.dilation_x = int(w);
+      else p.pad_y = int(h), p.pad_x = int(w);
+    } else if (n == "b") p.batch = number(v);
+    else if (n == "n") p.n = number(v);
+    else if (n == "groups") p.groups = number(v);
+    else if (n == "cin_g") p.cin_g = number(v);
+    else if (n == "cout_g") p.cout_g = number(v);
+  }
+  return p;
 }
 
 TargetFacts facts_of_variant(const std::string& name) {

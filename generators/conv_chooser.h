@@ -44,6 +44,13 @@ const char* conv_op_name(ConvOp op);
 // The runtime, the tuner and the model compiler all key calls with it.
 std::string tuning_shape_key(const ConvProblem& p);
 
+// A shape key back into a problem, over `base` (items it does not give keep
+// base's values; the op is not in the key). Items are separated by spaces or
+// commas and written name=value or name:value ("b:1,n:8,in:56x56", how a
+// generator's command line takes it). Throws std::invalid_argument naming a
+// malformed item.
+ConvProblem parse_tuning_shape_key(const std::string& key, ConvProblem base = {});
+
 // Facts of the x86 variants the runtime's multi-target libraries hold,
 // from the name of the one Halide picked (cache sizes read from this machine).
 TargetFacts facts_of_variant(const std::string& target_name);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "conv_chooser.h"
 
 namespace batchconv_gen {
 
@@ -25,45 +26,20 @@ struct ConvEstimate {
   int stride_y = 1, stride_x = 1, dilation_y = 1, dilation_x = 1, pad_y = 1, pad_x = 1;
 };
 
-// Parses `key` over `e`; unknown names (x=, y=, y_banks=) are layout facts
-// the estimates do not need. Throws std::invalid_argument on a malformed item.
+// Parses `key` (parse_tuning_shape_key) over `e`. Throws
+// std::invalid_argument on a malformed item.
 inline ConvEstimate parse_conv_estimate(const std::string& key, ConvEstimate e) {
-  std::string text = key;
-  for (char& c : text)
-    if (c == ',') c = ' ';
-    else if (c == ':') c = '=';
-  std::istringstream in(text);
-  std::string item;
-  auto number = [&](const std::string& v) {
-    size_t used = 0;
-    const long n = std::stol(v, &used);
-    if (used != v.size() || n < 0 || n > (1 << 30))
-      throw std::invalid_argument("estimates: '" + item + "' is not a size");
-    return static_cast<int>(n);
-  };
-  while (in >> item) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("estimates: '" + item + "' is not name=value");
-    const std::string name = item.substr(0, eq), v = item.substr(eq + 1);
-    const size_t x = v.find('x');
-    try {
-      if (x != std::string::npos && x > 0 && std::isdigit(static_cast<unsigned char>(v[0]))) {
-        const int h = number(v.substr(0, x)), w = number(v.substr(x + 1));
-        if (name == "in") e.in_h = h, e.in_w = w;
-        else if (name == "kernel") e.k_h = h, e.k_w = w;
-        else if (name == "out") e.out_h = h, e.out_w = w;
-        else if (name == "stride") e.stride_y = h, e.stride_x = w;
-        else if (name == "dilation") e.dilation_y = h, e.dilation_x = w;
-        else if (name == "pad") e.pad_y = h, e.pad_x = w;
-      } else if (name == "b") e.b = number(v);
-      else if (name == "n") e.n = number(v);
-      else if (name == "groups") e.groups = number(v);
-      else if (name == "cin_g") e.cin_g = number(v);
-      else if (name == "cout_g") e.cout_g = number(v);
-    } catch (const std::logic_error&) {
-      throw std::invalid_argument("estimates: '" + item + "' is not a size or HxW");
-    }
-  }
+  ConvProblem base;
+  base.batch = e.b, base.n = e.n, base.groups = e.groups, base.cin_g = e.cin_g, base.cout_g = e.cout_g;
+  base.in_h = e.in_h, base.in_w = e.in_w, base.kernel_h = e.k_h, base.kernel_w = e.k_w;
+  base.out_h = e.out_h, base.out_w = e.out_w, base.stride_y = e.stride_y, base.stride_x = e.stride_x;
+  base.dilation_y = e.dilation_y, base.dilation_x = e.dilation_x, base.pad_y = e.pad_y, base.pad_x = e.pad_x;
+  const ConvProblem p = parse_tuning_shape_key(key, base);
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  e.b = i(p.batch), e.n = i(p.n), e.groups = i(p.groups), e.cin_g = i(p.cin_g), e.cout_g = i(p.cout_g);
+  e.in_h = i(p.in_h), e.in_w = i(p.in_w), e.k_h = i(p.kernel_h), e.k_w = i(p.kernel_w);
+  e.out_h = i(p.out_h), e.out_w = i(p.out_w), e.stride_y = p.stride_y, e.stride_x = p.stride_x;
+  e.dilation_y = p.dilation_y, e.dilation_x = p.dilation_x, e.pad_y = p.pad_y, e.pad_x = p.pad_x;
   return e;
 }
 

@@ -38,41 +38,11 @@ uint64_t fnv1a(const std::string& s) {
 
 // The shape key back into the chooser's problem (the space needs the sizes).
 ConvProblem problem_of_key(const std::string& key, const std::string& op) {
-  ConvProblem p;
-  p.op = op == "batched_weight_conv"    ? batchconv_gen::ConvOp::BatchedWeight
-         : op == "broadcast_input_conv" ? batchconv_gen::ConvOp::BroadcastInput
-                                        : batchconv_gen::ConvOp::Grouped;
-  std::istringstream in(key);
-  std::string item;
-  while (in >> item) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string n = item.substr(0, eq), v = item.substr(eq + 1);
-    const size_t x = v.find('x');
-    if (x != std::string::npos && x > 0 && std::isdigit(static_cast<unsigned char>(v[0]))) {
-      const int64_t h = std::stoll(v.substr(0, x)), w = std::stoll(v.substr(x + 1));
-      if (n == "in") p.in_h = h, p.in_w = w;
-      if (n == "kernel") p.kernel_h = h, p.kernel_w = w;
-      if (n == "out") p.out_h = h, p.out_w = w;
-      if (n == "stride") p.stride_y = int(h), p.stride_x = int(w);
-      if (n == "dilation") p.dilation_y = int(h), p.dilation_x = int(w);
-      if (n == "pad") p.pad_y = int(h), p.pad_x = int(w);
-    } else if (n == "x") {
-      p.x_channels_last = v == "nhwc";
-    } else if (n == "y") {
-      p.y_channels_last = v == "nhwc";
-    } else if (n == "y_banks") {
-      p.y_banks_outer = v == "outer";
-    } else if (!v.empty() && std::isdigit(static_cast<unsigned char>(v[0]))) {
-      const int64_t k = std::stoll(v);
-      if (n == "b") p.batch = k;
-      if (n == "n") p.n = k;
-      if (n == "groups") p.groups = k;
-      if (n == "cin_g") p.cin_g = k;
-      if (n == "cout_g") p.cout_g = k;
-    }
-  }
-  return p;
+  ConvProblem base;
+  base.op = op == "batched_weight_conv"    ? batchconv_gen::ConvOp::BatchedWeight
+            : op == "broadcast_input_conv" ? batchconv_gen::ConvOp::BroadcastInput
+                                           : batchconv_gen::ConvOp::Grouped;
+  return batchconv_gen::parse_tuning_shape_key(key, base);
 }
 
 // The autoschedulers' estimates for the generator the rows path runs: the
