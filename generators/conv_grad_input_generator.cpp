@@ -92,9 +92,11 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
   // plane; the zero-padded dy it reads is copied per column chunk, so the
   // inner loop has no boundary selects. MAML's 3x3 64 -> 64 layer at
   // 42x42 runs at about the forward kernel's speed (benchmarks in README).
-  // Paths, by specialize(): full tiles; 1-D rows (ty vectors along x, one
-  // row); one vector; scalar (rows narrower than a vector). Stride 1 is
-  // specialised inside each path so the exact-division test folds away.
+
+  // Paths, by specialize(): full tiles; tiles of 3, 2 or 1 channels for few
+  // input channels; 1-D rows (ty vectors along x, one row); one vector;
+  // scalar (rows narrower than a vector). Stride 1 is specialised inside
+  // each path so the exact-division test folds away.
   void schedule_cpu() {
     using namespace Halide;
     const Target t = get_target();
@@ -113,11 +115,15 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
       int tx, ty, tc;  // vectors along x, rows, channels
       bool vectorized;
     };
-    std::vector<Path> paths{
-        {width >= vec && height >= ty && cin_g_ >= tc, 1, ty, tc, true},
-        {width >= vec * ty && cin_g_ >= tc, ty, 1, tc, true},
-        {width >= vec, 1, 1, 1, true},
-    };
+    std::vector<Path> paths{{width >= vec && height >= ty && cin_g_ >= tc, 1, ty, tc, true}};
+    // Few input channels (RGB inputs, depthwise): tiles of tcs channels and
+    // as many rows as the registers hold, up to 8 (FMA latency x ports).
+    for (int tcs = std::min(tc - 1, 3); tcs >= 1; tcs--) {
+      const int tys = std::min(8, (regs - 1) / (tcs + 1));
+      paths.push_back({width >= vec && height >= tys && cin_g_ >= tcs, 1, tys, tcs, true});
+    }
+    paths.push_back({width >= vec * ty && cin_g_ >= tc, ty, 1, tc, true});
+    paths.push_back({width >= vec, 1, 1, 1, true});
     for (const Path& p : paths) {
       schedule_path(dx.specialize(p.cond && unit_stride), grad_.specialize(p.cond && unit_stride),
                     grad_.update().specialize(p.cond && unit_stride), p, vec);
@@ -128,7 +134,7 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
     schedule_path(Func(dx), grad_, grad_.update(), Path{Expr(), 1, 1, 1, false}, 1);
     // One location for every path (each names its loops the same).
     grad_.compute_at(dx, Var("xo"));
-    dy_padded_.compute_at(dx, Var("xc"));
+    dy_padded_.compute_at(dx, Var("xc")).vectorize(x, vec, TailStrategy::GuardWithIf);
   }
 
   template <typename P>

@@ -5,18 +5,32 @@
 //                              x_pad(ox*sx + kx*dx - px, oy*sy + ky*dy - py, ci, g, n, b)
 // A broadcast (shared) x is passed with stride 0 along b.
 //
-// The sum over ox is written as vector lanes u times vector steps (ox =
-// step*vec + u; dy reads zero past W'), so the schedule can keep one vector
-// of partial sums per weight (rfactor over u) without a tail, and fold the
-// lanes once at the end.
+// The sum over output positions is written as vector lanes u times vector
+// steps, so the kernel keeps a register tile of vector partial sums per
+// image and folds the lanes as it adds the tile into the task's sums. Both
+// operands are read through zero-padded copies staged per image, so the
+// inner loop is dense vector loads and FMAs with no boundary tests. Two
+// forms of the same sum, chosen by specialize() on the strides:
+//   flat (unit stride): the image's (oy, ox) plane is one run of length
+//     H' * P, P = W' + (KW-1)*dx; dy is staged with rows of pitch P (zero
+//     past W') and x with the same pitch, so the tap (kx, ky) is the offset
+//     kx*dx + ky*dy*P and a step never stops at a row end;
+//   rows (any stride): steps along each output row (ox = step*vec + u).
+#include <algorithm>
+#include <vector>
+
 #include "Halide.h"
 
 namespace batchconv_gen {
 
 class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
  public:
-  // Output channels per register tile (0: from the target's register count).
+  // Register tile: output channels x input channels x taps along kx (0:
+  // chosen from the target's register count and the kernel width).
   GeneratorParam<int> tile_channels{"tile_channels", 0};
+  GeneratorParam<int> tile_inputs{"tile_inputs", 0};
+  // Output channels per parallel task (with one kernel row ky per task).
+  GeneratorParam<int> task_channels{"task_channels", 32};
 
   // (w, h, ci, g, n, b): x of shape (B, N, G*Cin_g, H, W); stride 0 along b when shared
   Input<Buffer<float>> x{"x", 6};
@@ -28,24 +42,69 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
   Input<int32_t> dilation_y{"dilation_y"};
   Input<int32_t> pad_x{"pad_x"};  // padding before the first column
   Input<int32_t> pad_y{"pad_y"};  // padding before the first row
+  // dw's KW and KH (the flat form's pitch needs them before dw is defined)
+  Input<int32_t> kernel_w{"kernel_w"};
+  Input<int32_t> kernel_h{"kernel_h"};
   // (kw, kh, ci, co, g, b): dw of shape (B, G*Cout_g, Cin_g, KH, KW)
   Output<Buffer<float>> dw{"dw", 6};
 
   void generate() {
     using namespace Halide;
     vec_ = std::max(1, get_target().natural_vector_size<float>());
-    Expr in_w = x.dim(0).extent(), in_h = x.dim(1).extent();
-    Expr out_w = dy.dim(0).extent(), out_h = dy.dim(1).extent();
-    Func xb = BoundaryConditions::constant_exterior(x, 0.0f, {{0, in_w}, {0, in_h}});
-    Func dyb = BoundaryConditions::constant_exterior(dy, 0.0f, {{0, out_w}, {0, out_h}});
-    Expr steps = (out_w + vec_ - 1) / vec_;
-    r_ = RDom(0, vec_, 0, steps, 0, out_h, 0, dy.dim(4).extent(), "r");
-    Expr ox = r_[1] * vec_ + r_[0], oy = r_[2], nn = r_[3];
-    Expr ix = ox * stride_x + kx * dilation_x - pad_x;
-    Expr iy = oy * stride_y + ky * dilation_y - pad_y;
-    acc_(kx, ky, ci, co, g, b) = 0.0f;
-    acc_(kx, ky, ci, co, g, b) += dyb(ox, oy, co, g, nn, b) * xb(ix, iy, ci, g, nn, b);
-    dw(kx, ky, ci, co, g, b) = acc_(kx, ky, ci, co, g, b);
+    Expr in_w = x.dim(0).extent(), in_h = x.dim(1).extent(), cin_g = x.dim(2).extent();
+    Expr out_w = dy.dim(0).extent(), out_h = dy.dim(1).extent(), cout_g = dy.dim(2).extent();
+    Expr images = dy.dim(4).extent();
+    Func xb = BoundaryConditions::constant_exterior(x, 0.0f, {{0, in_w}, {0, in_h}, {0, cin_g}});
+    Func dyb =
+        BoundaryConditions::constant_exterior(dy, 0.0f, {{0, out_w}, {0, out_h}, {0, cout_g}});
+    Var w("w"), h("h"), c("c"), j("j");
+
+    // Rows form.
+    rows_.x_staged(w, h, c, g, n, b) = xb(w, h, c, g, n, b);
+    rows_.dy_staged(w, h, c, g, n, b) = dyb(w, h, c, g, n, b);
+    rows_.r = RDom(0, (out_w + vec_ - 1) / vec_, 0, out_h, "r");
+    {
+      Expr ox = rows_.r.x * vec_ + u_, oy = rows_.r.y;
+      Expr ix = ox * stride_x + kx * dilation_x - pad_x;
+      Expr iy = oy * stride_y + ky * dilation_y - pad_y;
+      rows_.image(u_, kx, ky, ci, co, g, n, b) = 0.0f;
+      rows_.image(u_, kx, ky, ci, co, g, n, b) +=
+          rows_.dy_staged(ox, oy, co, g, n, b) * rows_.x_staged(ix, iy, ci, g, n, b);
+    }
+
+    // Flat form (unit stride): pitch P, x staged from row -pad_y, column -pad_x.
+    Expr pitch = out_w + (kernel_w - 1) * dilation_x;
+    Expr x_rows = out_h + (kernel_h - 1) * dilation_y;
+    // The zeros of the padding come from the pure definition; the update
+    // copies the image's columns inside the pitch (dense rows, no tests).
+    Func xc = BoundaryConditions::constant_exterior(x, 0.0f, {{Expr(), Expr()}, {Expr(), Expr()}, {0, cin_g}});
+    RDom rx(0, min(in_w, pitch - pad_x), 0, min(in_h, x_rows - pad_y), "rx");
+    RDom rd(0, out_w, 0, out_h, "rd");
+    flat_.x_staged(j, c, g, n, b) = 0.0f;
+    flat_.x_staged(rx.x + pad_x + (rx.y + pad_y) * pitch, c, g, n, b) =
+        xc(rx.x, rx.y, c, g, n, b);
+    flat_.dy_staged(j, c, g, n, b) = 0.0f;
+    flat_.dy_staged(rd.x + rd.y * pitch, c, g, n, b) = dyb(rd.x, rd.y, c, g, n, b);
+    rx_ = rx;
+    rd_ = rd;
+    flat_.r = RDom(0, (out_h * pitch + vec_ - 1) / vec_, "r");
+    {
+      Expr f = flat_.r.x * vec_ + u_;
+      flat_.image(u_, kx, ky, ci, co, g, n, b) = 0.0f;
+      flat_.image(u_, kx, ky, ci, co, g, n, b) +=
+          flat_.dy_staged(f, co, g, n, b) *
+          flat_.x_staged(f + kx * dilation_x + ky * dilation_y * pitch, ci, g, n, b);
+    }
+
+    // The lanes are folded as each tile of each image is added in (rp.x, a
+    // vectorised horizontal sum), so a task's sums are one float per weight.
+    for (Form* form : {&rows_, &flat_}) {
+      form->rp = RDom(0, vec_, 0, images, "rp");
+      form->part(kx, ky, ci, co, g, b) = 0.0f;
+      form->part(kx, ky, ci, co, g, b) += form->image(form->rp.x, kx, ky, ci, co, g, form->rp.y, b);
+    }
+    dw(kx, ky, ci, co, g, b) = select(flat_cond(), flat_.part(kx, ky, ci, co, g, b),
+                                      rows_.part(kx, ky, ci, co, g, b));
   }
 
   void schedule() {
@@ -68,17 +127,57 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     dilation_y.set_estimate(1);
     pad_x.set_estimate(1);
     pad_y.set_estimate(1);
+    kernel_w.set_estimate(3);
+    kernel_h.set_estimate(3);
   }
 
-  // A task is one tile of tc output channels of one (g, b) slice; it keeps
-  // a vector of partial sums per weight of the tile (vec x KW x KH x Cin_g x
-  // tc floats, 256 KB for MAML's layer on AVX-512: L2) and sweeps the
-  // reduction n outermost, then (ci, ky), then the (oy, ox) plane, so the
-  // tc dy planes of one n stay in L2 across every ci and ky. Inside the
-  // plane the register tile is tc channels x (3 taps along kx when KW = 3)
-  // vectors of accumulators, fed by tc dy loads and one x load per tap:
-  // tc*kxu + tc + 1 <= registers (AVX-512 tc = 7, kxu = 3: 29 of 32; AVX2
-  // tc = 3: 13 of 16). Unit stride is specialised (dense x loads).
+  // One form of the sum: its staged operands, the per-image register tile
+  // sums and the task's sums.
+  struct Form {
+    Halide::Func x_staged, dy_staged, image, part;
+    Halide::RDom r, rp;
+  };
+
+  struct Tile {
+    int tco, tci, kxu;  // output channels, input channels, taps along kx (0: a loop)
+  };
+
+  // The largest register tile of tco x tci x kxu vector accumulators (tci
+  // one of the allowed input-channel counts) that leaves room for the tco dy
+  // vectors loaded per step and one x vector, with two registers spare on
+  // 32-register targets: tco*tci*max(kxu,1) + tco + 1 <= budget; among equal
+  // accumulator counts, the fewest loads per step (tco + tci*kxu).
+  // AVX-512, KW = 3: 4 x 2 x 3 (29 registers); AVX2: 2 x 2 x 3 (15 of 16).
+  static Tile best_tile(int regs, int kxu, const std::vector<int>& tcis) {
+    const int budget = regs >= 32 ? regs - 2 : regs;
+    const int k = std::max(kxu, 1);
+    Tile best{1, tcis.front(), kxu};
+    int best_acc = 0, best_loads = 0;
+    for (int tco = 1; tco <= 8; tco++) {
+      for (int tci : tcis) {
+        const int acc = tco * tci * k, loads = tco + tci * k;
+        if (acc + tco + 1 > budget) continue;
+        if (acc > best_acc || (acc == best_acc && loads < best_loads)) {
+          best = {tco, tci, kxu};
+          best_acc = acc;
+          best_loads = loads;
+        }
+      }
+    }
+    return best;
+  }
+
+  // Tasks. With many (g, b) slices a task is one slice; otherwise one
+  // kernel row ky of task_channels output channels of a slice (rows form) or
+  // task_channels output channels of a slice (flat form, whose x copy is a
+  // whole image). A task's sums (KW x KH x Cin_g x its channels floats) stay
+  // in L1/L2. The reduction runs image by image (rp.y outermost): the
+  // image's x and dy are staged, then every register tile of the task
+  // sweeps the image with its accumulators in registers: tco dy loads and
+  // tci*kxu x loads feed tco*tci*kxu FMAs per step. Tiles, by specialize():
+  // KW = 3 with kx unrolled (tiles of Cin_g = 3 exactly for RGB inputs),
+  // KW = 1, any KW with kx a loop, and one channel at a time (tiny groups);
+  // the rows form specialises unit stride along x (dense x loads).
   void schedule_cpu() {
     using namespace Halide;
     const Target t = get_target();
@@ -86,56 +185,118 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
                         t.has_feature(Target::AVX512_Cannonlake) ||
                         t.has_feature(Target::AVX512_SapphireRapids);
     const int regs = (t.arch == Target::X86 && !avx512) ? 16 : 32;
-    Var u("u");
-    part_ = acc_.update().rfactor(r_[0], u);
+    Expr cin_g = dw.dim(2).extent(), cout_g = dw.dim(3).extent(), kernel_w = dw.dim(0).extent();
 
-    Expr cout_g = dw.dim(3).extent(), kernel_w = dw.dim(0).extent();
+    auto with_params = [&](Tile tile) {
+      if (tile_channels > 0) tile.tco = tile_channels;
+      if (tile_inputs > 0) tile.tci = tile_inputs;
+      return tile;
+    };
     struct Path {
       Expr cond;
-      int kxu;  // taps along kx unrolled (0: a loop)
-      int tc;
+      Tile tile;
     };
-    auto tc_for = [&](int kxu) {
-      int tc = tile_channels > 0 ? int(tile_channels) : (regs - 1) / (std::max(1, kxu) + 1);
-      return std::max(1, tc);
-    };
-    const int tc3 = tc_for(3), tc1 = tc_for(1);
-    std::vector<Path> paths{
-        {kernel_w == 3 && cout_g >= tc3, 3, tc3},
-        {kernel_w == 1 && cout_g >= tc1, 1, tc1},
-        {cout_g >= tc1, 0, tc1},
+    const std::vector<int> any{1, 2, 3, 4, 6, 8};
+    const Tile rgb = with_params(best_tile(regs, 3, {3}));
+    const Tile k3 = with_params(best_tile(regs, 3, any));
+    const Tile k1 = with_params(best_tile(regs, 1, any));
+    const Tile loop = with_params(best_tile(regs, 0, any));
+    const std::vector<Path> paths{
+        {kernel_w == 3 && cin_g == 3 && cout_g >= rgb.tco, rgb},
+        {kernel_w == 3 && cin_g >= k3.tci && cout_g >= k3.tco, k3},
+        {kernel_w == 1 && cin_g >= k1.tci && cout_g >= k1.tco, k1},
+        {cin_g >= loop.tci && cout_g >= loop.tco, loop},
     };
     Expr unit = stride_x == 1;
-    for (const Path& p : paths) {
-      schedule_path(dw.specialize(p.cond && unit), part_.update().specialize(p.cond && unit), p.kxu, p.tc);
-      schedule_path(dw.specialize(p.cond), part_.update().specialize(p.cond), p.kxu, p.tc);
+    for (Form* form : {&rows_, &flat_}) {
+      std::vector<Expr> variants{Internal::const_true()};
+      if (form == &rows_) variants.insert(variants.begin(), unit);
+      for (const Path& p : paths) {
+        for (const Expr& v : variants) {
+          Expr cond = p.cond && v;
+          schedule_part(*form, form->part.update().specialize(cond), p.tile);
+          schedule_image(*form, form->image.specialize(cond), form->image.update().specialize(cond));
+        }
+      }
+      schedule_part(*form, form->part.update(), Tile{1, 1, 0});
+      schedule_image(*form, form->image, form->image.update());
     }
-    schedule_path(Func(dw), part_.update(), 0, 1);
-    part_.compute_at(dw, Var("t")).vectorize(u);
-    acc_.compute_at(dw, Var("t"));
+
+    Var cot("cot"), coi("coi"), task("task");
+    const int tb = std::max(1, int(task_channels));
+    Expr slices = dw.dim(4).extent() * dw.dim(5).extent();
+    Expr flat = flat_cond();
+    auto whole_slices = [&](Stage s) {
+      s.reorder(kx, ky, ci, co, g, b).fuse(g, b, task).parallel(task);
+    };
+    auto channel_blocks = [&](Stage s, bool by_row) {
+      s.split(co, cot, coi, tb, TailStrategy::GuardWithIf);
+      if (by_row) {
+        s.reorder(kx, ci, coi, ky, cot, g, b).fuse(ky, cot, task);
+      } else {
+        s.reorder(kx, ky, ci, coi, cot, g, b).fuse(cot, g, task);
+        s.fuse(task, b, task).parallel(task);
+        return;
+      }
+      s.fuse(task, g, task).fuse(task, b, task).parallel(task);
+    };
+    whole_slices(dw.specialize(flat && slices >= 16));
+    channel_blocks(dw.specialize(flat), false);
+    whole_slices(dw.specialize(slices >= 16));
+    channel_blocks(dw.specialize(cout_g > tb), true);
+    dw.reorder(kx, ci, co, ky, g, b).fuse(ky, g, task).fuse(task, b, task).parallel(task);
+
+    for (Form* form : {&rows_, &flat_}) {
+      form->part.compute_at(dw, task);
+      form->image.compute_at(form->part, Var("kxo"));
+    }
+    LoopLevel rows_image(rows_.part, rows_.rp.y), flat_image(flat_.part, flat_.rp.y);
+    rows_.x_staged.compute_at(rows_image).vectorize(Var("w"), vec_, TailStrategy::GuardWithIf);
+    rows_.dy_staged.compute_at(rows_image).vectorize(Var("w"), vec_, TailStrategy::GuardWithIf);
+    for (Func f : {flat_.x_staged, flat_.dy_staged}) {
+      f.compute_at(flat_image).vectorize(Var("j"), vec_, TailStrategy::GuardWithIf);
+    }
+    // The copies into the pitch-P rows write column c of row r at c + r*P,
+    // distinct for distinct c: no race, which Halide cannot prove itself.
+    flat_.x_staged.update().allow_race_conditions().vectorize(rx_.x, vec_,
+                                                              TailStrategy::GuardWithIf);
+    flat_.dy_staged.update().allow_race_conditions().vectorize(rd_.x, vec_,
+                                                               TailStrategy::GuardWithIf);
   }
 
-  void schedule_path(Halide::Stage out, Halide::Stage update, int kxu, int tc) {
+  // part's update sweeps the images (rp.y outermost) and, for each, the
+  // register tiles of the task; image is computed per tile, so its
+  // accumulators are a constant-size block that lives in registers.
+  void schedule_part(Form& form, Halide::Stage update, Tile tile) {
     using namespace Halide;
-    Var ct("ct"), cv("cv"), t_("t"), u("u"), xa("xa"), ca("ca");
-    out.split(co, ct, cv, tc, TailStrategy::ShiftInwards)
-        .reorder(kx, ky, ci, cv, ct, g, b)
-        .fuse(ct, g, t_)
-        .fuse(t_, b, t_)
-        .parallel(t_);
-    update.split(co, ca, co, tc);
-    if (kxu > 0) {
-      update.split(kx, xa, kx, kxu).reorder(u, kx, co, r_[1], r_[2], xa, ky, ci, r_[3], ca);
-      update.unroll(kx);
-    } else {
-      update.reorder(u, co, r_[1], r_[2], kx, ky, ci, r_[3], ca);
-    }
-    update.vectorize(u).unroll(co);
+    Var cio("cio"), coo("coo"), kxo("kxo");
+    update.split(co, coo, co, tile.tco)
+        .split(ci, cio, ci, tile.tci)
+        .split(kx, kxo, kx, std::max(tile.kxu, 1))
+        .reorder(form.rp.x, kx, ci, co, kxo, cio, coo, ky, form.rp.y, g, b)
+        .atomic()
+        .vectorize(form.rp.x)
+        .unroll(kx)
+        .unroll(ci)
+        .unroll(co);
   }
 
-  Halide::Var kx{"kx"}, ky{"ky"}, ci{"ci"}, co{"co"}, g{"g"}, b{"b"};
-  Halide::Func acc_{"acc"}, part_;
-  Halide::RDom r_;
+  void schedule_image(Form& form, Halide::Stage init, Halide::Stage update) {
+    init.vectorize(u_).unroll(kx).unroll(ci).unroll(co);
+    std::vector<Halide::VarOrRVar> order{u_, kx, ci, co};
+    for (int i = 0; i < form.r.dimensions(); i++) order.push_back(form.r[i]);
+    order.insert(order.end(), {ky, g, n, b});
+    update.reorder(order).vectorize(u_).unroll(kx).unroll(ci).unroll(co);
+  }
+
+  Halide::Expr flat_cond() const { return stride_x == 1 && stride_y == 1; }
+
+  Form rows_{Halide::Func("x_rows"), Halide::Func("dy_rows"), Halide::Func("image_rows"),
+             Halide::Func("part_rows")};
+  Form flat_{Halide::Func("x_flat"), Halide::Func("dy_flat"), Halide::Func("image_flat"),
+             Halide::Func("part_flat")};
+  Halide::RDom rx_, rd_;
+  Halide::Var u_{"u"}, kx{"kx"}, ky{"ky"}, ci{"ci"}, co{"co"}, g{"g"}, n{"n"}, b{"b"};
   int vec_ = 1;
 };
 

@@ -101,6 +101,43 @@ def test_grouped_conv(c):
     check_case("grouped", c, 300 + GROUPED.index(c))
 
 
+def _path_case(op, B, N, cin, cout, size, k, stride=1, dilation=1, pad=0, groups=1, layout="contiguous"):
+    dims = len(size)
+    return dict(dims=dims, groups=groups, cin=cin, cout=cout, k=[k] * dims, stride=[stride] * dims,
+                dilation=[dilation] * dims, begin=[pad] * dims, end=[pad] * dims, size=list(size), B=B, N=N,
+                bias=True, layout=layout, sym=True, concat=True)
+
+
+# Shapes that reach each path of the backward kernels, which the small random sweep above
+# rarely does: per-channel-block tasks with a remainder block (Cout_g > 32, few slices),
+# one task per slice (>= 16 slices), the RGB tile (Cin_g = 3, 3x3), the 1x1 and loop tiles,
+# strided (rows form) and unit-stride (flat form) sums, rows wider than several vectors,
+# rows narrower than one, and few input channels in the input gradient.
+PATHS = [
+    ("batched", _path_case("batched", 2, 2, 3, 40, (9, 21), 3)),
+    ("batched", _path_case("batched", 2, 2, 3, 40, (9, 21), 3, stride=2, pad=1)),
+    ("batched", _path_case("batched", 17, 2, 3, 8, (7, 18), 3)),
+    ("batched", _path_case("batched", 1, 3, 6, 70, (6, 35), 3, pad=1)),
+    ("batched", _path_case("batched", 3, 2, 12, 33, (5, 40), 1)),
+    ("batched", _path_case("batched", 2, 2, 5, 37, (9, 11), 5, dilation=2, pad=3)),
+    ("batched", _path_case("batched", 2, 2, 8, 36, (10, 23), 3, stride=3, pad=2)),
+    ("batched", _path_case("batched", 2, 1, 4, 9, (3, 5), 3, pad=1)),
+    ("batched", _path_case("batched", 2, 2, 2, 5, (12, 19), 3, pad=1, layout="channels_last")),
+    ("batched", _path_case("batched", 20, 1, 1, 1, (8, 33), 3, pad=1)),
+    ("batched", _path_case("batched", 2, 3, 3, 34, (50,), 3, pad=2)),
+    ("broadcast", _path_case("broadcast", 3, 2, 3, 35, (11, 17), 3, pad=1)),
+    ("broadcast", _path_case("broadcast", 18, 2, 4, 6, (6, 20), 3, stride=2)),
+    ("grouped", _path_case("grouped", 1, 2, 6, 66, (13, 27), 3, pad=1, groups=2)),
+    ("grouped", _path_case("grouped", 1, 2, 17, 17, (9, 35), 3, pad=1, groups=17)),
+    ("grouped", _path_case("grouped", 1, 1, 3, 64, (16, 16), 3)),
+]
+
+
+@pytest.mark.parametrize("op,c", PATHS, ids=[f"{op}-{case_id(c)}" for op, c in PATHS])
+def test_backward_kernel_paths(op, c):
+    check_case(op, c, 400 + PATHS.index((op, c)))
+
+
 SECOND = make_cases("batched", 24, 4)
 
 

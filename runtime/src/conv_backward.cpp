@@ -95,8 +95,11 @@ void run_conv_grad_weight(const char* op, const ConvPlan& p, const TensorView& x
   HalideView hdy(op, "dy", dyp.data, activation(dyp, dy_kind, p, p.cout_g, p.cout));
   HalideView hdw(op, "dw", dwp.data, weight(dwp, dw_kind, p));
   call_kernel(op, [&] {
+    const int kernel_w = static_cast<int>(p.kernel.back());
+    const int kernel_h = p.spatial == 2 ? static_cast<int>(p.kernel.front()) : 1;
     return batchconv_conv_grad_weight(hx.get(), hdy.get(), p.stride_x, p.stride_y, p.dilation_x,
-                                      p.dilation_y, p.pad_x, p.pad_y, hdw.get());
+                                      p.dilation_y, p.pad_x, p.pad_y, kernel_w, kernel_h,
+                                      hdw.get());
   });
   scatter(dwp, dw_in);
 }
