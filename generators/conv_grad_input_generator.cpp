@@ -11,6 +11,7 @@
 // sum_over_b (the broadcast-input conv, one x shared by B filter banks):
 // dx has one b slice and sums the B banks' contributions.
 #include "Halide.h"
+#include "row_copy.h"
 
 namespace batchconv_gen {
 
@@ -39,12 +40,18 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
 
   void generate() {
     using namespace Halide;
+    vec_ = std::max(1, get_target().natural_vector_size<float>());
     Expr out_w = dy.dim(0).extent(), out_h = dy.dim(1).extent();
     Expr kernel_w = w.dim(0).extent(), kernel_h = w.dim(1).extent();
     cin_g_ = w.dim(2).extent();
     Expr cout_g = w.dim(3).extent();
-    dy_padded_(x, y, c, g, n, b) =
-        BoundaryConditions::constant_exterior(dy, 0.0f, {{0, out_w}, {0, out_h}})(x, y, c, g, n, b);
+    // dy zero-padded, staged per plane: zeros, then its rows copied densely.
+    dy_padded_(x, y, c, g, n, b) = 0.0f;
+    Func dy_in = dy;
+    dy_copy_ = define_row_copy(
+        dy_padded_, dy_in, out_w, out_h, vec_,
+        [&](Expr col, Expr row) { return std::vector<Expr>{col, row, c, g, n, b}; },
+        [&](Expr col, Expr row) { return std::vector<Expr>{col, row, c, g, n, b}; }, "dy_copy");
     if (sum_over_b) {
       r_ = RDom(0, kernel_w, 0, kernel_h, 0, cout_g, 0, w.dim(5).extent(), "r");
     } else {
@@ -54,9 +61,8 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
     Expr jx = x + pad_x - r_.x * dilation_x;
     Expr jy = y + pad_y - r_.y * dilation_y;
     Expr on_grid = (jx % stride_x == 0) && (jy % stride_y == 0);
-    Expr cc = clamp(c, 0, cin_g_ - 1);  // channel tiles may round up (never stored)
     Expr term = dy_padded_(jx / stride_x, jy / stride_y, r_.z, g, n, bb) *
-                w(r_.x, r_.y, cc, r_.z, g, bb);
+                w(r_.x, r_.y, c, r_.z, g, bb);
     grad_(x, y, c, g, n, b) = 0.0f;
     grad_(x, y, c, g, n, b) += select(on_grid, term, 0.0f);
     dx(x, y, c, g, n, b) = grad_(x, y, c, g, n, b);
@@ -93,8 +99,7 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
   // inner loop has no boundary selects. MAML's 3x3 64 -> 64 layer at
   // 42x42 runs at about the forward kernel's speed (benchmarks in README).
 
-  // Paths, by specialize(): full tiles; tiles of 3, 2 or 1 channels for few
-  // input channels; 1-D rows (ty vectors along x, one row); one vector;
+  // Paths, by specialize(): full tiles; tiles of exactly 3 or 4 channels; 1-D rows (ty vectors along x, one row); one vector;
   // scalar (rows narrower than a vector). Stride 1 is specialised inside
   // each path so the exact-division test folds away.
   void schedule_cpu() {
@@ -116,11 +121,16 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
       bool vectorized;
     };
     std::vector<Path> paths{{width >= vec && height >= ty && cin_g_ >= tc, 1, ty, tc, true}};
-    // Few input channels (RGB inputs, depthwise): tiles of tcs channels and
-    // as many rows as the registers hold, up to 8 (FMA latency x ports).
-    for (int tcs = std::min(tc - 1, 3); tcs >= 1; tcs--) {
+    // Few input channels (RGB inputs, ResNeXt's groups of 4): a tile of
+    // exactly Cin_g channels and as many rows as the registers hold, up to 8
+    // (FMA latency x ports). Equality conditions let Halide tell inside each
+    // path which tile the accumulators have (constant extents: registers).
+    // Each such path multiplies the generator's compile time (1 to 5 channels
+    // took 4 minutes a target), so only these two.
+    for (int tcs : {3, 4}) {
+      if (tcs >= tc) continue;
       const int tys = std::min(8, (regs - 1) / (tcs + 1));
-      paths.push_back({width >= vec && height >= tys && cin_g_ >= tcs, 1, tys, tcs, true});
+      paths.push_back({width >= vec && height >= tys && cin_g_ == tcs, 1, tys, tcs, true});
     }
     paths.push_back({width >= vec * ty && cin_g_ >= tc, ty, 1, tc, true});
     paths.push_back({width >= vec, 1, 1, 1, true});
@@ -134,7 +144,8 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
     schedule_path(Func(dx), grad_, grad_.update(), Path{Expr(), 1, 1, 1, false}, 1);
     // One location for every path (each names its loops the same).
     grad_.compute_at(dx, Var("xo"));
-    dy_padded_.compute_at(dx, Var("xc")).vectorize(x, vec, TailStrategy::GuardWithIf);
+    dy_padded_.compute_at(dx, Var("plane")).vectorize(x, vec, TailStrategy::GuardWithIf);
+    schedule_row_copy(dy_padded_, dy_copy_, vec_);
   }
 
   template <typename P>
@@ -142,16 +153,16 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
                      int vec) {
     using namespace Halide;
     const TailStrategy shift = TailStrategy::ShiftInwards;
-    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), xc("xc"), t_("t");
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), xc("xc"), plane("plane");
     out.split(x, xo, xi, vec * p.tx, shift)
         .split(y, yo, yi, p.ty, shift)
         .split(c, co, ci, p.tc, shift)
         .split(xo, xc, xo, chunk_vectors, TailStrategy::GuardWithIf)
         .reorder(xi, yi, ci, xo, co, xc, yo, g, n, b)
-        .fuse(yo, g, t_)
-        .fuse(t_, n, t_)
-        .fuse(t_, b, t_)
-        .parallel(t_);
+        .fuse(g, n, plane)
+        .fuse(plane, b, plane)
+        .parallel(plane)
+        .parallel(yo);
     if (vec > 1) out.vectorize(xi, vec);
     // The accumulator tile at xo: constant extents, unrolled.
     Var xa("xa"), ya("ya"), ca("ca"), xv("xv");
@@ -176,6 +187,8 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
   Halide::Func dy_padded_{"dy_padded"}, grad_{"grad"};
   Halide::RDom r_;
   Halide::Expr cin_g_;
+  RowCopy dy_copy_;
+  int vec_ = 1;
 };
 
 }  // namespace batchconv_gen

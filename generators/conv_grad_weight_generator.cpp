@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "row_copy.h"
 
 namespace batchconv_gen {
 
@@ -77,16 +78,22 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     Expr x_rows = out_h + (kernel_h - 1) * dilation_y;
     // The zeros of the padding come from the pure definition; the update
     // copies the image's columns inside the pitch (dense rows, no tests).
-    Func xc = BoundaryConditions::constant_exterior(x, 0.0f, {{Expr(), Expr()}, {Expr(), Expr()}, {0, cin_g}});
-    RDom rx(0, min(in_w, pitch - pad_x), 0, min(in_h, x_rows - pad_y), "rx");
-    RDom rd(0, out_w, 0, out_h, "rd");
+    // Zero past the channel count only (tiles round channels up).
+    Func xc = BoundaryConditions::constant_exterior(x, 0.0f, {Range(), Range(), Range(0, cin_g)});
+    Func dyc =
+        BoundaryConditions::constant_exterior(dy, 0.0f, {Range(), Range(), Range(0, cout_g)});
     flat_.x_staged(j, c, g, n, b) = 0.0f;
-    flat_.x_staged(rx.x + pad_x + (rx.y + pad_y) * pitch, c, g, n, b) =
-        xc(rx.x, rx.y, c, g, n, b);
+    x_copy_ = define_row_copy(
+        flat_.x_staged, xc, min(in_w, pitch - pad_x), min(in_h, x_rows - pad_y), vec_,
+        [&](Expr col, Expr row) {
+          return std::vector<Expr>{col + pad_x + (row + pad_y) * pitch, c, g, n, b};
+        },
+        [&](Expr col, Expr row) { return std::vector<Expr>{col, row, c, g, n, b}; }, "x_copy");
     flat_.dy_staged(j, c, g, n, b) = 0.0f;
-    flat_.dy_staged(rd.x + rd.y * pitch, c, g, n, b) = dyb(rd.x, rd.y, c, g, n, b);
-    rx_ = rx;
-    rd_ = rd;
+    dy_copy_ = define_row_copy(
+        flat_.dy_staged, dyc, out_w, out_h, vec_,
+        [&](Expr col, Expr row) { return std::vector<Expr>{col + row * pitch, c, g, n, b}; },
+        [&](Expr col, Expr row) { return std::vector<Expr>{col, row, c, g, n, b}; }, "dy_copy");
     flat_.r = RDom(0, (out_h * pitch + vec_ - 1) / vec_, "r");
     {
       Expr f = flat_.r.x * vec_ + u_;
@@ -256,12 +263,8 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     for (Func f : {flat_.x_staged, flat_.dy_staged}) {
       f.compute_at(flat_image).vectorize(Var("j"), vec_, TailStrategy::GuardWithIf);
     }
-    // The copies into the pitch-P rows write column c of row r at c + r*P,
-    // distinct for distinct c: no race, which Halide cannot prove itself.
-    flat_.x_staged.update().allow_race_conditions().vectorize(rx_.x, vec_,
-                                                              TailStrategy::GuardWithIf);
-    flat_.dy_staged.update().allow_race_conditions().vectorize(rd_.x, vec_,
-                                                               TailStrategy::GuardWithIf);
+    schedule_row_copy(flat_.x_staged, x_copy_, vec_);
+    schedule_row_copy(flat_.dy_staged, dy_copy_, vec_);
   }
 
   // part's update sweeps the images (rp.y outermost) and, for each, the
@@ -295,7 +298,7 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
              Halide::Func("part_rows")};
   Form flat_{Halide::Func("x_flat"), Halide::Func("dy_flat"), Halide::Func("image_flat"),
              Halide::Func("part_flat")};
-  Halide::RDom rx_, rd_;
+  RowCopy x_copy_, dy_copy_;
   Halide::Var u_{"u"}, kx{"kx"}, ky{"ky"}, ci{"ci"}, co{"co"}, g{"g"}, n{"n"}, b{"b"};
   int vec_ = 1;
 };

@@ -15,6 +15,7 @@
 
 #include "batchconv/backward.h"
 #include "batchconv/batchconv.h"
+#include "variant.h"
 
 namespace py = pybind11;
 
@@ -124,4 +125,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("set_num_threads", &batchconv::set_num_threads, py::arg("n"));
   m.def("num_threads", &batchconv::num_threads);
   m.def("selected_target", &batchconv::selected_target);
+  // Test hooks: run a lower multi-target variant of the kernels in this process.
+  m.def("_restrict_variant", &batchconv_python::restrict_variant, py::arg("name"));
+  m.def("_dispatched_variant", &batchconv_python::dispatched_variant);
 }

@@ -1,11 +1,14 @@
 """Every conv op's forward and its gradients wrt x, w and bias against PyTorch autograd of the naive
 formulation in float64 (relative error < 1e-4), over swept cases (cases.py), and second-order
 gradients of the batched-weight conv (MAML's meta-gradient)."""
+import os
+
 import pytest
 import torch
 
 import batchconv
 import batchconv.functional as BF
+from batchconv import _native
 from cases import arrange, case_id, make_cases
 import reference as ref
 
@@ -136,6 +139,15 @@ PATHS = [
 @pytest.mark.parametrize("op,c", PATHS, ids=[f"{op}-{case_id(c)}" for op, c in PATHS])
 def test_backward_kernel_paths(op, c):
     check_case(op, c, 400 + PATHS.index((op, c)))
+
+
+@pytest.mark.skipif(not os.environ.get("BATCHCONV_TEST_VARIANT"),
+                    reason="runs under BATCHCONV_TEST_VARIANT=avx2|baseline (ctest python_tests_<variant>)")
+def test_forced_variant_dispatched():
+    """The kernels that ran in this process are the forced variant's, never a better one."""
+    c = PATHS[0][1]
+    check_case("batched", c, 399)
+    assert _native._dispatched_variant() == os.environ["BATCHCONV_TEST_VARIANT"]
 
 
 SECOND = make_cases("batched", 24, 4)
