@@ -99,9 +99,11 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
   // inner loop has no boundary selects. MAML's 3x3 64 -> 64 layer at
   // 42x42 runs at about the forward kernel's speed (benchmarks in README).
 
-  // Paths, by specialize(): full tiles; tiles of exactly 3 or 4 channels; 1-D rows (ty vectors along x, one row); one vector;
-  // scalar (rows narrower than a vector). Stride 1 is specialised inside
-  // each path so the exact-division test folds away.
+  // Paths, by specialize(): full tiles (KW = 3 with the taps along x
+  // unrolled, then any KW); tiles of exactly 3 or 4 channels; 1-D rows (ty
+  // vectors along x, one row); one vector; scalar (rows narrower than a
+  // vector). Stride 1 is specialised inside each path so the exact-division
+  // test folds away.
   void schedule_cpu() {
     using namespace Halide;
     const Target t = get_target();
@@ -119,8 +121,11 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
       Expr cond;
       int tx, ty, tc;  // vectors along x, rows, channels
       bool vectorized;
+      bool unroll_kx = false;  // KW = 3: the taps along x unrolled
     };
-    std::vector<Path> paths{{width >= vec && height >= ty && cin_g_ >= tc, 1, ty, tc, true}};
+    Expr full = width >= vec && height >= ty && cin_g_ >= tc;
+    std::vector<Path> paths{{full && w.dim(0).extent() == 3, 1, ty, tc, true, true},
+                            {full, 1, ty, tc, true}};
     // Few input channels (RGB inputs, ResNeXt's groups of 4): a tile of
     // exactly Cin_g channels and as many rows as the registers hold, up to 8
     // (FMA latency x ports). Equality conditions let Halide tell inside each
@@ -178,6 +183,7 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
       }
       if (vec > 1) s.vectorize(xv);
       s.unroll(x).unroll(y).unroll(c);
+      if (with_r && p.unroll_kx) s.unroll(r_.x);
     };
     tile(init, false);
     tile(update, true);

@@ -6,6 +6,7 @@
 // ValueError. The GIL is released while a kernel runs.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <optional>
@@ -107,6 +108,24 @@ void linear(const View& x, const View& w, const std::optional<View>& bias, const
   batchconv::batched_linear(tx, tw, pb, ty);
 }
 
+// A fresh output the kernels are about to write: ask Linux to back its
+// whole 2 MiB pages with transparent huge pages (THP in "madvise" mode, the
+// Debian default), so touching it costs one page fault per 2 MiB instead of
+// per 4 KiB (a 1.15 GB output: 243 -> 105 ms to first touch, measured here).
+// Only a hint: any failure leaves ordinary pages.
+void advise_huge_pages(std::uintptr_t ptr, std::int64_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t huge = std::uintptr_t{1} << 21;
+  if (bytes < static_cast<std::int64_t>(2 * huge)) return;
+  const std::uintptr_t begin = (ptr + huge - 1) & ~(huge - 1);
+  const std::uintptr_t end = (ptr + static_cast<std::uintptr_t>(bytes)) & ~(huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)ptr;
+  (void)bytes;
+#endif
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -125,6 +144,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("set_num_threads", &batchconv::set_num_threads, py::arg("n"));
   m.def("num_threads", &batchconv::num_threads);
   m.def("selected_target", &batchconv::selected_target);
+  m.def("advise_huge_pages", &advise_huge_pages, py::arg("ptr"), py::arg("bytes"));
   // Test hooks: run a lower multi-target variant of the kernels in this process.
   m.def("_restrict_variant", &batchconv_python::restrict_variant, py::arg("name"));
   m.def("_dispatched_variant", &batchconv_python::dispatched_variant);
