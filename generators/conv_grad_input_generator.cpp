@@ -122,10 +122,18 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
       int tx, ty, tc;  // vectors along x, rows, channels
       bool vectorized;
       bool unroll_kx = false;  // KW = 3: the taps along x unrolled
+      int lanes = 0;           // vector width (0: the target's)
     };
     Expr full = width >= vec && height >= ty && cin_g_ >= tc;
     std::vector<Path> paths{{full && w.dim(0).extent() == 3, 1, ty, tc, true, true},
                             {full, 1, ty, tc, true}};
+    // Rows narrower than a vector (the small late layers of a MAML network,
+    // 14x14 and 7x7): the same tile with half- and quarter-width vectors.
+    // The width ranges exclude each other, so each path knows its tile.
+    for (int lanes = vec / 2; lanes >= 4; lanes /= 2) {
+      paths.push_back({width >= lanes && width < 2 * lanes && height >= ty && cin_g_ >= tc, 1, ty,
+                       tc, true, false, lanes});
+    }
     // Few input channels (RGB inputs, ResNeXt's groups of 4): a tile of
     // exactly Cin_g channels and as many rows as the registers hold, up to 8
     // (FMA latency x ports). Equality conditions let Halide tell inside each
@@ -140,10 +148,11 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
     paths.push_back({width >= vec * ty && cin_g_ >= tc, ty, 1, tc, true});
     paths.push_back({width >= vec, 1, 1, 1, true});
     for (const Path& p : paths) {
+      const int lanes = p.lanes > 0 ? p.lanes : vec;
       schedule_path(dx.specialize(p.cond && unit_stride), grad_.specialize(p.cond && unit_stride),
-                    grad_.update().specialize(p.cond && unit_stride), p, vec);
+                    grad_.update().specialize(p.cond && unit_stride), p, lanes);
       schedule_path(dx.specialize(p.cond), grad_.specialize(p.cond),
-                    grad_.update().specialize(p.cond), p, vec);
+                    grad_.update().specialize(p.cond), p, lanes);
     }
     // Rows narrower than one vector: scalar tiles.
     schedule_path(Func(dx), grad_, grad_.update(), Path{Expr(), 1, 1, 1, false}, 1);
