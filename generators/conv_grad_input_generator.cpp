@@ -61,8 +61,17 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
     Expr jx = x + pad_x - r_.x * dilation_x;
     Expr jy = y + pad_y - r_.y * dilation_y;
     Expr on_grid = (jx % stride_x == 0) && (jy % stride_y == 0);
-    Expr term = dy_padded_(jx / stride_x, jy / stride_y, r_.z, g, n, bb) *
-                w(r_.x, r_.y, c, r_.z, g, bb);
+    // The weights repacked per plane with the input channel innermost, so a
+    // tile's channel broadcasts read one cache line (the shared form, which
+    // sums over every bank, reads w in place).
+    Expr wv;
+    if (sum_over_b) {
+      wv = w(r_.x, r_.y, c, r_.z, g, bb);
+    } else {
+      w_packed_(c, x, y, n, g, b) = w(x, y, c, n, g, b);  // (ci, kx, ky, co, g, b)
+      wv = w_packed_(c, r_.x, r_.y, r_.z, g, bb);
+    }
+    Expr term = dy_padded_(jx / stride_x, jy / stride_y, r_.z, g, n, bb) * wv;
     grad_(x, y, c, g, n, b) = 0.0f;
     grad_(x, y, c, g, n, b) += select(on_grid, term, 0.0f);
     dx(x, y, c, g, n, b) = grad_(x, y, c, g, n, b);
@@ -158,8 +167,9 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
     schedule_path(Func(dx), grad_, grad_.update(), Path{Expr(), 1, 1, 1, false}, 1);
     // One location for every path (each names its loops the same).
     grad_.compute_at(dx, Var("xo"));
-    dy_padded_.compute_at(dx, Var("plane")).vectorize(x, vec, TailStrategy::GuardWithIf);
+    dy_padded_.compute_at(dx, n).vectorize(x, vec, TailStrategy::GuardWithIf);
     schedule_row_copy(dy_padded_, dy_copy_, vec_);
+    if (!sum_over_b) w_packed_.compute_at(dx, g);
   }
 
   template <typename P>
@@ -167,15 +177,13 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
                      int vec) {
     using namespace Halide;
     const TailStrategy shift = TailStrategy::ShiftInwards;
-    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), xc("xc"), plane("plane");
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), xc("xc");
     out.split(x, xo, xi, vec * p.tx, shift)
         .split(y, yo, yi, p.ty, shift)
         .split(c, co, ci, p.tc, shift)
         .split(xo, xc, xo, chunk_vectors, TailStrategy::GuardWithIf)
-        .reorder(xi, yi, ci, xo, co, xc, yo, g, n, b)
-        .fuse(g, n, plane)
-        .fuse(plane, b, plane)
-        .parallel(plane)
+        .reorder(xi, yi, ci, xo, co, xc, yo, n, g, b)
+        .parallel(n)
         .parallel(yo);
     if (vec > 1) out.vectorize(xi, vec);
     // The accumulator tile at xo: constant extents, unrolled.
@@ -199,7 +207,7 @@ class ConvGradInput : public Halide::Generator<ConvGradInput> {
   }
 
   Halide::Var x{"x"}, y{"y"}, c{"c"}, g{"g"}, n{"n"}, b{"b"};
-  Halide::Func dy_padded_{"dy_padded"}, grad_{"grad"};
+  Halide::Func dy_padded_{"dy_padded"}, grad_{"grad"}, w_packed_{"w_packed"};
   Halide::RDom r_;
   Halide::Expr cin_g_;
   RowCopy dy_copy_;
