@@ -9,6 +9,8 @@
 
 #include <stdexcept>
 
+#include "variant_of.h"
+
 namespace batchconv_python {
 namespace {
 
@@ -16,26 +18,12 @@ int g_allowed = 0;        // 0 avx512 (anything), 1 avx2, 2 baseline
 int g_accepted_mask = 0;  // bit v: a feature set of variant v was accepted
 int g_hook_calls = 0;
 
-bool has(int count, const uint64_t* f, int bit) {
-  return bit / 64 < count && ((f[bit / 64] >> (bit % 64)) & 1);
-}
-
 int restricting_hook(int count, const uint64_t* f) {
   ++g_hook_calls;
-  const bool avx512 = has(count, f, halide_target_feature_avx512) ||
-                      has(count, f, halide_target_feature_avx512_skylake) ||
-                      has(count, f, halide_target_feature_avx512_knl) ||
-                      has(count, f, halide_target_feature_avx512_cannonlake) ||
-                      has(count, f, halide_target_feature_avx512_sapphirerapids);
-  const bool simd = has(count, f, halide_target_feature_sse41) ||
-                    has(count, f, halide_target_feature_avx) ||
-                    has(count, f, halide_target_feature_avx2) ||
-                    has(count, f, halide_target_feature_fma) ||
-                    has(count, f, halide_target_feature_f16c);
-  if (avx512 && g_allowed > 0) return 0;
-  if (simd && g_allowed > 1) return 0;
+  const int v = static_cast<int>(batchconv::support::variant_of(count, f));
+  if (v < g_allowed) return 0;
   if (!halide_default_can_use_target_features(count, f)) return 0;
-  g_accepted_mask |= 1 << (avx512 ? 0 : simd ? 1 : 2);
+  g_accepted_mask |= 1 << v;
   return 1;
 }
 

@@ -15,12 +15,13 @@
 #include <string>
 
 #include "conv_check.h"
+#include "variant_of.h"
 #include "reference.h"
 
 namespace batchconv::test {
 namespace {
 
-enum class Variant { Avx512, Avx2, Baseline };
+using support::Variant;
 const char* variant_name(Variant v) {
   return v == Variant::Avx512 ? "avx512" : v == Variant::Avx2 ? "avx2" : "baseline";
 }
@@ -29,24 +30,12 @@ Variant g_allowed = Variant::Avx512;
 int g_accepted_mask = 0;  // bit v set: the hook accepted a feature set of Variant v
 int g_hook_calls = 0;
 
-bool has(int count, const uint64_t* f, int bit) {
-  return bit / 64 < count && ((f[bit / 64] >> (bit % 64)) & 1);
-}
-
 int forcing_hook(int count, const uint64_t* f) {
   ++g_hook_calls;
-  const bool avx512 = has(count, f, halide_target_feature_avx512) ||
-                      has(count, f, halide_target_feature_avx512_skylake) ||
-                      has(count, f, halide_target_feature_avx512_knl) ||
-                      has(count, f, halide_target_feature_avx512_cannonlake) ||
-                      has(count, f, halide_target_feature_avx512_sapphirerapids);
-  const bool simd = has(count, f, halide_target_feature_sse41) || has(count, f, halide_target_feature_avx) ||
-                    has(count, f, halide_target_feature_avx2) || has(count, f, halide_target_feature_fma) ||
-                    has(count, f, halide_target_feature_f16c);
-  if (avx512 && g_allowed != Variant::Avx512) return 0;
-  if (simd && g_allowed == Variant::Baseline) return 0;
+  const Variant v = support::variant_of(count, f);
+  if (static_cast<int>(v) < static_cast<int>(g_allowed)) return 0;
   if (!halide_default_can_use_target_features(count, f)) return 0;
-  g_accepted_mask |= 1 << static_cast<int>(avx512 ? Variant::Avx512 : simd ? Variant::Avx2 : Variant::Baseline);
+  g_accepted_mask |= 1 << static_cast<int>(v);
   return 1;
 }
 
