@@ -4,9 +4,10 @@ batched linear layers on batchconv's Halide kernels, differentiable to any order
     import batchconv
     y = batchconv.batched_conv2d(x, w, bias, padding=1)   # x (B, N, C, H, W), w (B, Cout, C, 3, 3)
 
-See batchconv.functional for the ops and batchconv.modules for nn.Module wrappers.
+See batchconv.functional for the ops and batchconv.modules for nn.Module wrappers;
+batchconv.cache holds the large CPU outputs between calls.
 """
-from . import _native
+from . import _native, cache
 from .functional import (batched_conv1d, batched_conv2d, batched_linear, broadcast_conv1d, broadcast_conv2d,
                          grouped_conv1d, grouped_conv2d)
 from .modules import (BatchedConv1d, BatchedConv2d, BatchedLinear, BroadcastConv1d, BroadcastConv2d,
@@ -22,4 +23,4 @@ def selected_target():
 
 __all__ = ["batched_conv1d", "batched_conv2d", "batched_linear", "broadcast_conv1d", "broadcast_conv2d",
            "grouped_conv1d", "grouped_conv2d", "BatchedConv1d", "BatchedConv2d", "BatchedLinear",
-           "BroadcastConv1d", "BroadcastConv2d", "GroupedConv1d", "GroupedConv2d", "Error", "selected_target"]
+           "BroadcastConv1d", "BroadcastConv2d", "GroupedConv1d", "GroupedConv2d", "Error", "selected_target", "cache"]

@@ -17,6 +17,7 @@ read in place (an operand whose last dimension is not unit-stride, e.g.
 channels_last, is packed by the runtime into a reused scratch buffer).
 """
 import collections
+import math
 
 import torch
 
@@ -61,11 +62,12 @@ def conv_output_shape(g, x_shape, w_shape):
 
 
 def _empty(shape, like):
-    """A new output; a large one on the CPU is backed by huge pages (fewer first-touch faults)."""
-    t = torch.empty(shape, dtype=torch.float32, device=like.device)
-    if t.device.type == "cpu":
-        _native.advise_huge_pages(t.data_ptr(), t.numel() * 4)
-    return t
+    """A new output; a large one on the CPU comes from the output cache (cache.py)."""
+    if like.device.type == "cpu":
+        n = math.prod(shape)
+        if n * 4 >= _native.pool_min_bytes:
+            return torch.frombuffer(_native.PooledBlock(n), dtype=torch.float32).view(shape)
+    return torch.empty(shape, dtype=torch.float32, device=like.device)
 
 
 def conv_forward(g, x, w, bias):

@@ -6,7 +6,6 @@
 // ValueError. The GIL is released while a kernel runs.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <sys/mman.h>
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +15,7 @@
 
 #include "batchconv/backward.h"
 #include "batchconv/batchconv.h"
+#include "output_pool.h"
 #include "variant.h"
 
 namespace py = pybind11;
@@ -108,23 +108,28 @@ void linear(const View& x, const View& w, const std::optional<View>& bias, const
   batchconv::batched_linear(tx, tw, pb, ty);
 }
 
-// A fresh output the kernels are about to write: ask Linux to back its
-// whole 2 MiB pages with transparent huge pages (THP in "madvise" mode, the
-// Debian default), so touching it costs one page fault per 2 MiB instead of
-// per 4 KiB (a 1.15 GB output: 243 -> 105 ms to first touch, measured here).
-// Only a hint: any failure leaves ordinary pages.
-void advise_huge_pages(std::uintptr_t ptr, std::int64_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t huge = std::uintptr_t{1} << 21;
-  if (bytes < static_cast<std::int64_t>(2 * huge)) return;
-  const std::uintptr_t begin = (ptr + huge - 1) & ~(huge - 1);
-  const std::uintptr_t end = (ptr + static_cast<std::uintptr_t>(bytes)) & ~(huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)ptr;
-  (void)bytes;
-#endif
-}
+// One block of the output cache (output_pool.h) as a writable Python
+// buffer of floats: torch.frombuffer keeps it alive as long as the tensor's
+// storage, and its end hands the memory back to the cache.
+class PooledBlock {
+ public:
+  explicit PooledBlock(std::int64_t count) : count_(count) {
+    if (count <= 0 || count > (std::int64_t{1} << 40)) {
+      throw batchconv::Error("output cache: " + std::to_string(count) + " floats is not a size between 1 and 2^40");
+    }
+    data_ = batchconv_python::pool_take(static_cast<std::size_t>(count) * sizeof(float), &mapped_);
+  }
+  ~PooledBlock() { batchconv_python::pool_give(data_, mapped_); }
+  PooledBlock(const PooledBlock&) = delete;
+  PooledBlock& operator=(const PooledBlock&) = delete;
+  float* data() const { return static_cast<float*>(data_); }
+  std::int64_t count() const { return count_; }
+
+ private:
+  std::int64_t count_;
+  void* data_ = nullptr;
+  std::size_t mapped_ = 0;
+};
 
 }  // namespace
 
@@ -144,7 +149,17 @@ PYBIND11_MODULE(_native, m) {
   m.def("set_num_threads", &batchconv::set_num_threads, py::arg("n"));
   m.def("num_threads", &batchconv::num_threads);
   m.def("selected_target", &batchconv::selected_target);
-  m.def("advise_huge_pages", &advise_huge_pages, py::arg("ptr"), py::arg("bytes"));
+  py::class_<PooledBlock>(m, "PooledBlock", py::buffer_protocol())
+      .def(py::init<std::int64_t>(), py::arg("count"))
+      .def_buffer([](PooledBlock& b) {
+        return py::buffer_info(b.data(), sizeof(float), py::format_descriptor<float>::format(), 1,
+                               {b.count()}, {static_cast<py::ssize_t>(sizeof(float))});
+      });
+  m.attr("pool_min_bytes") = batchconv_python::kMinBytes;
+  m.def("pool_set_limit", &batchconv_python::pool_set_limit, py::arg("bytes"));
+  m.def("pool_limit", &batchconv_python::pool_limit);
+  m.def("pool_cached", &batchconv_python::pool_cached);
+  m.def("pool_empty", &batchconv_python::pool_empty);
   // Test hooks: run a lower multi-target variant of the kernels in this process.
   m.def("_restrict_variant", &batchconv_python::restrict_variant, py::arg("name"));
   m.def("_dispatched_variant", &batchconv_python::dispatched_variant);
