@@ -37,10 +37,27 @@ std::vector<Halide::Target> parse_targets(const std::string& s) {
       throw Error("--target: '" + one + "' is not a Halide target (e.g. host, x86-64-linux-avx2-fma)");
     }
     Halide::Target t(one);
-    if (t.has_gpu_feature()) throw Error("--target: '" + one + "': GPU targets are not supported by the model compiler yet");
+    if (t.has_gpu_feature()) {
+      // CUDA and OpenCL, the GPU APIs the project's schedules are written and tested for.
+      const bool cuda = t.has_feature(Halide::Target::CUDA), opencl = t.has_feature(Halide::Target::OpenCL);
+      if (!(cuda || opencl) || (cuda && opencl) || t.has_feature(Halide::Target::Metal) ||
+          t.has_feature(Halide::Target::D3D12Compute) || t.has_feature(Halide::Target::OpenGLCompute)) {
+        throw Error("--target: '" + one + "': the model compiler's GPU targets are CUDA or OpenCL, one of them "
+                    "(e.g. host-cuda, host-opencl)");
+      }
+      // Halide's default CUDA capability (2.0) is older than any driver
+      // still JITs; 6.1 is what the project's CUDA kernels are built for.
+      if (cuda && t.get_cuda_capability_lower_bound() < 30) t = t.with_feature(Halide::Target::CUDACapability61);
+    }
     out.push_back(t);
   }
   if (out.empty()) throw Error("--target is empty");
+  if (out.size() > 1) {
+    for (const Halide::Target& t : out)
+      if (t.has_gpu_feature())
+        throw Error("--target: '" + t.to_string() + "' is a GPU target; a GPU library has that one target "
+                    "(a multi-target library picks its variant by CPU features, not by the GPU there)");
+  }
   return out;
 }
 

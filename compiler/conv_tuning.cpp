@@ -71,8 +71,9 @@ ConvScheduleChoice choose_conv_schedule_tuned(const batchconv_gen::ConvProblem& 
   } catch (const std::invalid_argument& e) {
     throw Error(where + ": " + record + ": point \"" + r->point + "\": " + e.what());
   }
-  if (s.family == ConvFamily::Gpu)
-    throw Error(where + ": " + record + ": point \"" + r->point + "\" is of the gpu family; the compiler builds CPU code");
+  if ((s.family == ConvFamily::Gpu) != target.has_gpu_feature())
+    throw Error(where + ": " + record + ": point \"" + r->point + "\" is of the " + family_name(s.family) +
+                " family, for " + (s.family == ConvFamily::Gpu ? "GPU" : "CPU") + " targets; " + variant + " is not one");
   s = fill_defaults(s, facts);
   if (const std::string bad = validate_conv_schedule(s, facts); !bad.empty())
     throw Error(where + ": " + record + ": point \"" + r->point + "\" is invalid on " + variant + ": " + bad);

@@ -128,8 +128,12 @@ LTensor derived_weight(LoweringContext& cx, const ir::Value* v, const DerivedWei
   for (int s : used) value = Halide::select(src(args) == s, flat_read(originals[s], idx(args)), value);
   Func f(cx.unique_c_name("f_rebuilt_" + v->name));
   f(vars) = value;
-  f.compute_root();
-  if (!vars.empty() && shape.back() >= 8) f.vectorize(vars[0], 8, Halide::TailStrategy::GuardWithIf);
+  if (cx.target().has_gpu_feature()) {
+    schedule_reduction(f, reversed(shape), cx.target());
+  } else {
+    f.compute_root();
+    if (!vars.empty() && shape.back() >= 8) f.vectorize(vars[0], 8, Halide::TailStrategy::GuardWithIf);
+  }
   return make_tensor(f, shape);
 }
 
@@ -263,6 +267,12 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
     o.internal_extents = reversed(t.shape);
   }
   used.push_back(o.func.name());
+  // An output that is not already a scheduled stage (a conv's storage, a
+  // reduction) is computed by its own loops: parallel and vectorised, or
+  // on the GPU, like a reduction's.
+  Halide::LoopLevel level = o.func.function().schedule().compute_level();
+  level.lock();  // (compute_root and compute_at replace the level; locking this one changes nothing)
+  if (!level.is_root()) schedule_reduction(o.func, o.internal_extents, cx.target());
   constrain_dense(o.func.output_buffer(), o.internal_extents);
   cx.outputs.push_back(std::move(o));
 }

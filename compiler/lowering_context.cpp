@@ -155,8 +155,40 @@ int64_t normalize_axis(const LoweringContext& cx, const ir::Node& n, int64_t axi
   return axis < 0 ? axis + rank : axis;
 }
 
+namespace {
+
+// On a GPU: every stage one kernel, all of its pure dimensions fused into
+// one loop over threads (kGpuBlock per block), each thread running the
+// stage's reduction loops for its element; a scalar runs on one thread.
+void schedule_root_gpu(Func f) {
+  constexpr int kGpuBlock = 128;
+  std::vector<Var> args = f.args();
+  auto apply = [&](Halide::Stage s) {
+    if (args.empty()) {
+      s.gpu_single_thread();
+      return;
+    }
+    Var t = args[0];
+    for (size_t k = 1; k < args.size(); ++k) {
+      Var fused(t.name() + "_" + args[k].name());
+      s.fuse(t, args[k], fused);
+      t = fused;
+    }
+    Var block(t.name() + "_b"), thread(t.name() + "_t");
+    s.gpu_tile(t, block, thread, kGpuBlock, Halide::TailStrategy::GuardWithIf);
+  };
+  apply(f);
+  for (int k = 0; k < f.num_update_definitions(); ++k) apply(f.update(k));
+}
+
+}  // namespace
+
 void schedule_reduction(Func f, const std::vector<int64_t>& ext, const Halide::Target& target) {
   f.compute_root();
+  if (target.has_gpu_feature()) {
+    schedule_root_gpu(f);
+    return;
+  }
   const int vec = target.natural_vector_size<float>();
   std::vector<Var> args = f.args();
   auto apply = [&](Halide::Stage s) {

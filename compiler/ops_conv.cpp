@@ -1,6 +1,7 @@
 // Conv and batchconv.BatchedWeightConv through the shared convolution
-// algorithm (generators/conv_algorithm.h) and CPU schedule
-// (generators/conv_schedule_cpu.h): the same code the AOT kernels use.
+// algorithm (generators/conv_algorithm.h) and the schedule the chooser picks
+// (generators/conv_schedule_cpu*.h on a CPU, conv_schedule_gpu.h on a CUDA
+// or OpenCL target): the same code the AOT kernels use.
 //
 // Both ops see their tensors in the algorithm's grouped view
 //   input (x, y, ci, g, n, b), weight (kx, ky, ci, co, g, b), bias (co, g, b)
@@ -14,6 +15,7 @@
 #include "conv_chooser.h"
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
+#include "conv_schedule_gpu.h"
 #include "conv_tuning.h"
 #include "target_facts.h"
 #include "ir/conv_window.h"
@@ -203,7 +205,10 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
   out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
   out6.compute_root();
-  if (channels) {
+  if (choice.schedule.family == batchconv_gen::ConvFamily::Gpu) {
+    batchconv_gen::schedule_conv_gpu(out6, f, {v.n, v.b}, Halide::Internal::make_bool(s.out_h == 1),
+                                     choice.schedule);
+  } else if (channels) {
     // Weights packed once per call, the output channel innermost; the
     // model's activations are NCHW Funcs (x innermost).
     w6.compute_root().reorder_storage(co, ci, kx, ky, g, B);

@@ -50,6 +50,10 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   for (const Arg& a : args) {
     h << "//   " << a.c_name << ": " << a.kind << " '" << a.onnx_name << "', float32 " << onnx_shape(a.shape) << "\n";
   }
+  if (parse_targets(options.target).front().has_gpu_feature()) {
+    h << "// GPU library: buffers are host memory; each call copies the inputs to the\n"
+      << "// device, runs there, copies the outputs back and frees what it allocated.\n";
+  }
   h << "// Every buffer is dense row-major float32 in host memory with exactly that\n"
     << "// shape (as a halide_buffer_t, dim 0 is the last ONNX dim, min 0). Weights\n"
     << "// (--weights=runtime) are the original model's float initializers, by their\n"
@@ -157,9 +161,38 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       call.push_back(a.c_name);
     }
   }
+  // A GPU library takes and returns host memory like a CPU one: the
+  // pipeline copies inputs to the device; here the outputs come back and
+  // the device memory the call allocated is released (not the caller's own).
+  const bool gpu = parse_targets(options.target).front().has_gpu_feature();
+  if (gpu) {
+    // Host data the pipeline reads is host-dirty (or Halide would not copy
+    // it to a fresh device allocation); the caller's flags come back as they were.
+    h << "  uint64_t had_device[" << std::max<size_t>(call.size(), 1) << "];\n"
+      << "  uint64_t flags[" << std::max<size_t>(call.size(), 1) << "];\n";
+    for (size_t k = 0; k < call.size(); ++k) {
+      h << "  had_device[" << k << "] = (" << call[k] << ")->device;\n"
+        << "  flags[" << k << "] = (" << call[k] << ")->flags;\n";
+      if (args[k].kind != "output")
+        h << "  if (!had_device[" << k << "]) (" << call[k] << ")->flags |= halide_buffer_flag_host_dirty;\n";
+    }
+  }
   h << "  ++*" << name << "__inside();\n  err = " << name << "_impl(";
   for (size_t k = 0; k < call.size(); ++k) h << (k ? ", " : "") << call[k];
-  h << ");\n  --*" << name << "__inside();\n";
+  h << ");\n";
+  if (gpu) {
+    for (size_t k = 0; k < call.size(); ++k) {
+      if (args[k].kind == "output")
+        h << "  if (err == 0) err = halide_copy_to_host(NULL, " << call[k] << ");\n";
+    }
+    for (size_t k = 0; k < call.size(); ++k) {
+      h << "  if (!had_device[" << k << "] && (" << call[k] << ")->device) {\n"
+        << "    const int freed = halide_device_free(NULL, " << call[k] << ");\n"
+        << "    if (err == 0) err = freed;\n  }\n";
+      if (args[k].kind != "output") h << "  (" << call[k] << ")->flags = flags[" << k << "];\n";
+    }
+  }
+  h << "  --*" << name << "__inside();\n";
   for (const Arg* a : views) h << "  " << a->c_name << "->flags = view_" << a->c_name << ".flags;\n";
   h << "  return err;\n}\n\n";
 

@@ -32,3 +32,32 @@ execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}" --w
 if(NOT rc EQUAL 2 OR NOT err MATCHES "--weights must be baked or runtime")
   message(FATAL_ERROR "--weights=sometimes: expected exit 2, got ${rc}:\n${err}")
 endif()
+# GPU targets: CUDA or OpenCL, alone. Others are refused naming the target, and nothing is written.
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+foreach(case "host-metal|CUDA or OpenCL" "host-cuda-opencl|CUDA or OpenCL"
+             "host-cuda,host|'[^']*cuda[^']*' is a GPU target; a GPU library has that one target"
+             "host,host-opencl|'[^']*opencl[^']*' is a GPU target")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 target)
+  list(GET parts 1 want)
+  execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}" --shape x=3x4 --target=${target}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+  if(rc EQUAL 0 OR NOT err MATCHES "${want}")
+    message(FATAL_ERROR "--target=${target}: expected a failure matching '${want}', got ${rc}:\n${out}${err}")
+  endif()
+  file(GLOB left "${WORK}/*" "${WORK}/.*")
+  if(left)
+    message(FATAL_ERROR "--target=${target}: files left behind: ${left}")
+  endif()
+endforeach()
+# host-cuda gets the CUDA capability the project's kernels are built for (Halide's default is 2.0).
+execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}" --shape x=3x4 --target=host-cuda
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT EXISTS "${WORK}/libdynamic_dim.a")
+  message(FATAL_ERROR "--target=host-cuda should compile: ${rc}\n${out}${err}")
+endif()
+file(STRINGS "${WORK}/libdynamic_dim.a" ptx_target REGEX "^\\.target sm_61")
+if(NOT ptx_target)
+  message(FATAL_ERROR "--target=host-cuda: the library's PTX is not for sm_61")
+endif()

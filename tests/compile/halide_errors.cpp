@@ -1,6 +1,6 @@
 // HalideErrors: captures halide_error() messages of the AOT-compiled models'
 // Halide runtime (only for binaries that link one).
-#include "compile_test_support.h"
+#include "model_data.h"
 
 namespace batchconv::testing {
 

@@ -1,0 +1,54 @@
+// The bundled models compiled for OpenCL by batchconv-compile
+// --target=host-opencl, run on PoCL: each must match its stored PyTorch
+// outputs and the reference interpreter on fresh random inputs (and fresh
+// runtime weights) to 1e-4, the checks the CPU-compiled models pass. Also
+// the GPU library's call contract: host buffers in and out, nothing left on
+// the device, a second call the same as the first. This process links no
+// libHalide (PoCL's LLVM and Halide's cannot share one).
+#include <gtest/gtest.h>
+
+#include "compiled_model_checks.h"
+#include "gpu_models_registry.h"
+#include "model_data.h"
+
+namespace batchconv::testing {
+namespace {
+
+class GpuCompiledModels : public ::testing::TestWithParam<CompiledModel> {};
+
+TEST_P(GpuCompiledModels, MatchesPyTorchStoredOutputs) { expect_matches_stored_outputs(GetParam()); }
+
+TEST_P(GpuCompiledModels, MatchesInterpreterOnRandomInputs) { expect_matches_interpreter(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(OpenCL, GpuCompiledModels, ::testing::ValuesIn(kCompiledModels),
+                         [](const ::testing::TestParamInfo<CompiledModel>& i) {
+                           return std::string(i.param.stem) + "_" + i.param.mode;
+                         });
+
+TEST(GpuCompiledModelCall, HostBuffersComeBackWithNoDeviceMemoryLeft) {
+  // seed 1: x (20, 16) -> y (64, 20).
+  HostBuffer x({20, 16}), y({64, 20}), y2({64, 20});
+  for (size_t k = 0; k < x.data.size(); ++k) x.data[k] = static_cast<float>(k % 7) - 3.0f;
+  HalideErrors errors;
+  ASSERT_EQ(seed1_opset17_r_ocl(&x.buf, &y.buf), 0) << HalideErrors::text();
+  EXPECT_EQ(x.buf.device, 0u);
+  EXPECT_EQ(y.buf.device, 0u);
+  EXPECT_FALSE(y.buf.flags & 2) << "device_dirty left set";  // halide_buffer_flag_device_dirty
+  ASSERT_EQ(seed1_opset17_r_ocl(&x.buf, &y2.buf), 0) << HalideErrors::text();
+  EXPECT_EQ(y.data, y2.data);
+  float largest = 0.0f;
+  for (float v : y.data) largest = std::max(largest, std::abs(v));
+  EXPECT_GT(largest, 0.0f) << "the output was never copied back";
+}
+
+TEST(GpuCompiledModelCall, WrongShapeIsAnErrorNamingTheInput) {
+  HalideErrors errors;
+  HostBuffer x({20, 15}), y({64, 20});
+  EXPECT_NE(seed1_opset17_r_ocl(&x.buf, &y.buf), 0);
+  EXPECT_NE(std::string(seed1_opset17_r_ocl_last_error()).find("input 'x' must be a dense float32 host buffer"),
+            std::string::npos)
+      << seed1_opset17_r_ocl_last_error();
+}
+
+}  // namespace
+}  // namespace batchconv::testing
