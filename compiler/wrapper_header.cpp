@@ -37,6 +37,7 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   for (Arg& a : args)
     if (a.internal.empty() && a.kind != "output") a.internal.assign(a.shape.rbegin(), a.shape.rend());
 
+  const bool gpu = parse_targets(options.target).front().has_gpu_feature();
   std::string guard = name;
   std::transform(guard.begin(), guard.end(), guard.begin(), ::toupper);
   guard = "BATCHCONV_MODEL_" + guard + "_H";
@@ -50,9 +51,13 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   for (const Arg& a : args) {
     h << "//   " << a.c_name << ": " << a.kind << " '" << a.onnx_name << "', float32 " << onnx_shape(a.shape) << "\n";
   }
-  if (parse_targets(options.target).front().has_gpu_feature()) {
-    h << "// GPU library: buffers are host memory; each call copies the inputs to the\n"
-      << "// device, runs there, copies the outputs back and frees what it allocated.\n";
+  if (gpu) {
+    h << "// GPU library. A buffer with host memory only: the call copies it to the\n"
+      << "// device (inputs) or back (outputs) and frees the device memory it allocated.\n"
+      << "// A buffer that comes with a device allocation (this target's device\n"
+      << "// interface, e.g. halide_cuda_wrap_device_ptr) is used in place: an input\n"
+      << "// is read there unless flagged host-dirty, an output stays there, flagged\n"
+      << "// device-dirty (halide_copy_to_host brings it back).\n";
   }
   h << "// Every buffer is dense row-major float32 in host memory with exactly that\n"
     << "// shape (as a halide_buffer_t, dim 0 is the last ONNX dim, min 0). Weights\n"
@@ -103,7 +108,7 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   // The checker: rank, type, extents and dense strides, one message.
   h << "static inline int " << name << "__check(const char *what, const struct halide_buffer_t *b, int rank,\n"
     << "                                    const int64_t *shape) {\n"
-    << "  char msg[512];\n  int64_t stride = 1;\n  int k, ok = b != NULL && b->host != NULL;\n"
+    << "  char msg[512];\n  int64_t stride = 1;\n  int k, ok = b != NULL && " << (gpu ? "(b->host != NULL || b->device != 0)" : "b->host != NULL") << ";\n"
     << "  ok = ok && b->type.code == halide_type_float && b->type.bits == 32 && b->type.lanes == 1;\n"
     << "  ok = ok && b->dimensions == rank;\n"
     << "  for (k = 0; ok && k < rank; ++k) {\n"
@@ -111,11 +116,11 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "    ok = d->min == 0 && d->extent == shape[rank - 1 - k] && d->stride == stride;\n"
     << "    stride *= shape[rank - 1 - k];\n  }\n"
     << "  if (ok) return 0;\n"
-    << "  {\n    int n = snprintf(msg, sizeof msg, \"" << name << ": %s must be a dense float32 host buffer of shape (\", what);\n"
+    << "  {\n    int n = snprintf(msg, sizeof msg, \"" << name << ": %s must be a dense float32 " << (gpu ? "host or device" : "host") << " buffer of shape (\", what);\n"
     << "    for (k = 0; k < rank && n < (int)sizeof msg; ++k) n += snprintf(msg + n, sizeof msg - n, \"%s%lld\", k ? \", \" : \"\", (long long)shape[k]);\n"
     << "    if (n < (int)sizeof msg) n += snprintf(msg + n, sizeof msg - n, \"); got \");\n"
     << "    if (b == NULL || b->host == NULL) {\n"
-    << "      if (n < (int)sizeof msg) snprintf(msg + n, sizeof msg - n, \"%s\", b == NULL ? \"NULL\" : \"no host memory\");\n"
+    << "      if (n < (int)sizeof msg) snprintf(msg + n, sizeof msg - n, \"%s\", b == NULL ? \"NULL\" : \"" << (gpu ? "no host or device memory" : "no host memory") << "\");\n"
     << "    } else {\n"
     << "      static const char *const codes[] = {\"int\", \"uint\", \"float\", \"handle\", \"bfloat\"};\n"
     << "      const char *code = b->type.code <= 4 ? codes[b->type.code] : \"type\";\n"
@@ -161,10 +166,10 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       call.push_back(a.c_name);
     }
   }
-  // A GPU library takes and returns host memory like a CPU one: the
-  // pipeline copies inputs to the device; here the outputs come back and
-  // the device memory the call allocated is released (not the caller's own).
-  const bool gpu = parse_targets(options.target).front().has_gpu_feature();
+  // A GPU library takes host memory like a CPU one: the pipeline copies
+  // inputs to the device; here host-only outputs come back and the device
+  // memory the call allocated is released. Device buffers the caller
+  // brought are left as Halide leaves them.
   if (gpu) {
     // Host data the pipeline reads is host-dirty (or Halide would not copy
     // it to a fresh device allocation); the caller's flags come back as they were.
@@ -183,13 +188,13 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   if (gpu) {
     for (size_t k = 0; k < call.size(); ++k) {
       if (args[k].kind == "output")
-        h << "  if (err == 0) err = halide_copy_to_host(NULL, " << call[k] << ");\n";
+        h << "  if (err == 0 && !had_device[" << k << "]) err = halide_copy_to_host(NULL, " << call[k] << ");\n";
     }
     for (size_t k = 0; k < call.size(); ++k) {
       h << "  if (!had_device[" << k << "] && (" << call[k] << ")->device) {\n"
         << "    const int freed = halide_device_free(NULL, " << call[k] << ");\n"
         << "    if (err == 0) err = freed;\n  }\n";
-      if (args[k].kind != "output") h << "  (" << call[k] << ")->flags = flags[" << k << "];\n";
+      if (args[k].kind != "output") h << "  if (!had_device[" << k << "]) (" << call[k] << ")->flags = flags[" << k << "];\n";
     }
   }
   h << "  --*" << name << "__inside();\n";

@@ -5,7 +5,7 @@ formulation by writing 5 to /proc/self/clear_refs, minus the resident set at
 the start: what the formulation itself allocated and touched (PyTorch's CPU
 allocator returns large blocks to the OS, so formulations don't share them).
 batchconv's output cache is emptied first, so the blocks it fills during the
-timed calls count as batchconv's own.
+warmup and timed calls count as batchconv's own.
 """
 import gc
 import statistics
@@ -24,11 +24,14 @@ def _status(field):
     return 0
 
 
-def measure(fn, reps=5, warmup=1):
-    """(median seconds, peak extra bytes, last result) of fn()."""
-    for _ in range(warmup):
-        out = fn()
-    del out
+def measure(fn, reps=5, warmup=2):
+    """(median seconds, peak extra bytes, last result) of fn(), timed after `warmup` calls.
+
+    The warmup calls are inside the memory window (so what they leave in
+    batchconv's output cache counts), and there are two of them because a
+    caller that keeps the last result (out = fn()) holds one output while
+    the next is made: only the third call meets the steady state of a loop.
+    """
     gc.collect()
     batchconv.cache.empty()  # blocks the cache keeps are memory of the formulation that uses them
     times = []
@@ -39,6 +42,9 @@ def measure(fn, reps=5, warmup=1):
     except OSError:
         reset = False
     base = _status("VmRSS:")
+    out = None
+    for _ in range(warmup):
+        out = fn()
     for _ in range(reps):
         t0 = time.perf_counter()
         out = fn()

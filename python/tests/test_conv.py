@@ -141,6 +141,35 @@ def test_backward_kernel_paths(op, c):
     check_case(op, c, 400 + PATHS.index((op, c)))
 
 
+def _dx_case(B, N, cin, cout, size, k, begin, end, dilation=1, groups=1, layout="contiguous"):
+    c = _path_case("batched", B, N, cin, cout, size, k, dilation=dilation, groups=groups, layout=layout)
+    c.update(begin=list(begin), end=list(end), sym=False)
+    return c
+
+
+# Unit-stride input gradients with at least 16 channels per group run as a forward conv of dy
+# with transposed, flipped weights (runtime/src/conv_backward.cpp); these reach it (asymmetric
+# and zero padding, padding as wide as the dilated kernel, 1x1, 1-D, groups, channels_last)
+# and its fallbacks (padding wider than the kernel, 15 channels).
+FORWARD_DX = [
+    ("batched", _dx_case(2, 2, 16, 24, (9, 13), 3, (1, 1), (1, 1))),
+    ("batched", _dx_case(2, 2, 32, 8, (7, 20), 3, (0, 2), (2, 1))),
+    ("batched", _dx_case(2, 3, 20, 12, (37,), 5, (3,), (8,), dilation=2)),
+    ("batched", _dx_case(3, 2, 16, 5, (6, 9), 1, (0, 0), (0, 0))),
+    ("batched", _dx_case(2, 2, 32, 16, (8, 10), 3, (1, 0), (0, 1), groups=2, layout="channels_last")),
+    ("batched", _dx_case(2, 2, 16, 8, (5, 7), 3, (3, 1), (1, 3))),
+    ("batched", _dx_case(2, 2, 15, 8, (6, 11), 3, (1, 1), (1, 1))),
+    ("grouped", _dx_case(1, 2, 32, 16, (11, 15), 3, (1, 1), (1, 1), groups=2)),
+    ("grouped", _dx_case(1, 1, 16, 16, (6, 6), 3, (0, 0), (0, 0), layout="channels_last")),
+    ("grouped", _dx_case(1, 3, 48, 36, (21,), 3, (2,), (0,), groups=3)),
+]
+
+
+@pytest.mark.parametrize("op,c", FORWARD_DX, ids=[f"{op}-{case_id(c)}" for op, c in FORWARD_DX])
+def test_input_gradient_as_forward_conv(op, c):
+    check_case(op, c, 450 + FORWARD_DX.index((op, c)))
+
+
 @pytest.mark.skipif(not os.environ.get("BATCHCONV_TEST_VARIANT"),
                     reason="runs under BATCHCONV_TEST_VARIANT=avx2|baseline (ctest python_tests_<variant>)")
 def test_forced_variant_dispatched():

@@ -3,6 +3,7 @@
 #include "batchconv_conv_grad_input.h"
 #include "batchconv_conv_grad_input_shared.h"
 #include "batchconv_conv_grad_weight.h"
+#include "batchconv/batchconv.h"
 #include "contiguous.h"
 #include "halide_view.h"
 #include "validate.h"
@@ -51,6 +52,66 @@ std::vector<Dim> weight(const TensorView& w, Operand kind, const ConvPlan& p) {
   return d;
 }
 
+// Channels per group of dx from which the forward path below is taken: with
+// fewer (seed 3's RGB inputs) the gradient kernel's exact narrow tiles win.
+constexpr int64_t kForwardMinChannels = 16;
+
+// The input gradient of a unit-stride conv is a forward conv of dy with each
+// group's weights transposed (Cout_g <-> Cin_g) and flipped in space, padded
+// by d*(K-1) - pad_begin before and d*(K-1) - pad_end after. The forward
+// kernels run faster than the gradient kernel (and take any dy/dx strides),
+// so unit-stride batched or plain convs take this path. Returns false where
+// it does not apply: other strides, the broadcast op's summed dx, narrow
+// groups, padding wider than the dilated kernel.
+bool grad_input_as_forward(const ConvPlan& p, const TensorView& dy, Operand dy_kind,
+                           const TensorView& w, Operand w_kind, const TensorView& dx,
+                           Operand dx_kind) {
+  const bool batched = dy_kind == Operand::Batched && w_kind == Operand::Batched && dx_kind == Operand::Batched;
+  const bool plain =
+      dy_kind == Operand::Unbatched && w_kind == Operand::Unbatched && dx_kind == Operand::Unbatched;
+  if (!(batched || plain) || p.stride_x != 1 || p.stride_y != 1 || p.cin_g < kForwardMinChannels) return false;
+  ConvDesc d;  // spatial entries (H, W) or (W), as ConvDesc takes them
+  d.groups = static_cast<int>(p.groups);
+  for (int i = 0; i < p.spatial; ++i) {
+    const bool along_w = i == p.spatial - 1;
+    const int64_t k = p.kernel[i], dil = along_w ? p.dilation_x : p.dilation_y;
+    const int64_t pb = along_w ? p.pad_x : p.pad_y;
+    const int64_t pe = p.out[i] - p.in[i] - pb + dil * (k - 1);  // unit stride
+    const int64_t span = dil * (k - 1);
+    if (pb > span || pe > span || pe < 0) return false;
+    d.stride[i] = 1;
+    d.dilation[i] = static_cast<int>(dil);
+    d.pad_begin[i] = static_cast<int>(span - pb);
+    d.pad_end[i] = static_cast<int>(span - pe);
+  }
+  // w' ([B,] G*Cin_g, Cout_g, [KH,] KW), dense: w'[b, g*Cin_g + ci, co, ky, kx] =
+  // w[b, g*Cout_g + co, ci, KH-1-ky, KW-1-kx]. Reused across calls on a thread.
+  const int lead = batched ? 1 : 0;
+  const int64_t kh = p.spatial == 2 ? p.kernel[0] : 1, kw = p.kernel.back();
+  const int64_t s_b = batched ? w.stride(0) : 0, s_co = w.stride(lead), s_ci = w.stride(lead + 1);
+  const int64_t s_kh = p.spatial == 2 ? w.stride(lead + 2) : 0, s_kw = w.stride(w.rank() - 1);
+  thread_local std::vector<float> packed;
+  packed.resize(static_cast<size_t>(p.batch * p.cin * p.cout_g * kh * kw));
+  float* out = packed.data();
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t g = 0; g < p.groups; ++g)
+      for (int64_t ci = 0; ci < p.cin_g; ++ci)
+        for (int64_t co = 0; co < p.cout_g; ++co) {
+          const float* src = w.data + b * s_b + (g * p.cout_g + co) * s_co + ci * s_ci;
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) *out++ = src[(kh - 1 - ky) * s_kh + (kw - 1 - kx) * s_kw];
+        }
+  std::vector<int64_t> shape;
+  if (batched) shape.push_back(p.batch);
+  shape.insert(shape.end(), {p.cin, p.cout_g});
+  if (p.spatial == 2) shape.push_back(kh);
+  shape.push_back(kw);
+  const TensorView wt(packed.data(), shape);
+  if (batched) batched_weight_conv(dy, wt, nullptr, dx, d);
+  else grouped_conv(dy, wt, nullptr, dx, d);
+  return true;
+}
+
 }  // namespace
 
 void check_backward(const char* op, const ConvDesc& d, const TensorView& dy,
@@ -69,6 +130,7 @@ void check_backward(const char* op, const ConvDesc& d, const TensorView& dy,
 void run_conv_grad_input(const char* op, const ConvPlan& p, const TensorView& dy_in,
                          Operand dy_kind, const TensorView& w_in, Operand w_kind,
                          const TensorView& dx_in, Operand dx_kind) {
+  if (grad_input_as_forward(p, dy_in, dy_kind, w_in, w_kind, dx_in, dx_kind)) return;
   const TensorView dyp = unit_stride_view(dy_in, Scratch::X);
   const TensorView wp = unit_stride_view(w_in, Scratch::W);
   const TensorView dxp = unit_stride_view(dx_in, Scratch::Y, /*copy_in=*/false);

@@ -3,10 +3,12 @@
 // outputs and the reference interpreter on fresh random inputs (and fresh
 // runtime weights) to 1e-4, the checks the CPU-compiled models pass. Also
 // the GPU library's call contract: host buffers in and out, nothing left on
-// the device, a second call the same as the first. This process links no
+// the device, a second call the same as the first; device buffers used in
+// place. This process links no
 // libHalide (PoCL's LLVM and Halide's cannot share one).
 #include <gtest/gtest.h>
 
+#include "HalideRuntimeOpenCL.h"
 #include "compiled_model_checks.h"
 #include "gpu_models_registry.h"
 #include "model_data.h"
@@ -41,11 +43,44 @@ TEST(GpuCompiledModelCall, HostBuffersComeBackWithNoDeviceMemoryLeft) {
   EXPECT_GT(largest, 0.0f) << "the output was never copied back";
 }
 
+TEST(GpuCompiledModelCall, DeviceBuffersAreUsedInPlace) {
+  const halide_device_interface_t* cl = halide_opencl_device_interface();
+  HostBuffer x({20, 16}), want({64, 20}), y({64, 20});
+  for (size_t k = 0; k < x.data.size(); ++k) x.data[k] = static_cast<float>(k % 5) - 2.0f;
+  HalideErrors errors;
+  ASSERT_EQ(seed1_opset17_r_ocl(&x.buf, &want.buf), 0) << HalideErrors::text();
+  // x on the device only, y allocated there.
+  x.buf.flags |= halide_buffer_flag_host_dirty;
+  ASSERT_EQ(halide_copy_to_device(nullptr, &x.buf, cl), 0);
+  uint8_t* x_host = x.buf.host;
+  x.buf.host = nullptr;
+  ASSERT_EQ(halide_device_malloc(nullptr, &y.buf, cl), 0);
+  ASSERT_EQ(seed1_opset17_r_ocl(&x.buf, &y.buf), 0) << HalideErrors::text();
+  EXPECT_NE(y.buf.device, 0u) << "the caller's device allocation was freed";
+  EXPECT_TRUE(y.buf.flags & halide_buffer_flag_device_dirty) << "the output is not flagged as on the device";
+  for (float v : y.data) ASSERT_EQ(v, 0.0f) << "a device output was copied to the host unasked";
+  ASSERT_EQ(halide_copy_to_host(nullptr, &y.buf), 0);
+  EXPECT_EQ(y.data, want.data);
+  x.buf.host = x_host;
+  EXPECT_EQ(halide_device_free(nullptr, &x.buf), 0);
+  EXPECT_EQ(halide_device_free(nullptr, &y.buf), 0);
+}
+
+TEST(GpuCompiledModelCall, NoHostNorDeviceMemoryIsAnError) {
+  HalideErrors errors;
+  HostBuffer x({20, 16}), y({64, 20});
+  x.buf.host = nullptr;
+  EXPECT_NE(seed1_opset17_r_ocl(&x.buf, &y.buf), 0);
+  EXPECT_NE(std::string(seed1_opset17_r_ocl_last_error()).find("host or device buffer of shape (20, 16); got no host or device memory"),
+            std::string::npos)
+      << seed1_opset17_r_ocl_last_error();
+}
+
 TEST(GpuCompiledModelCall, WrongShapeIsAnErrorNamingTheInput) {
   HalideErrors errors;
   HostBuffer x({20, 15}), y({64, 20});
   EXPECT_NE(seed1_opset17_r_ocl(&x.buf, &y.buf), 0);
-  EXPECT_NE(std::string(seed1_opset17_r_ocl_last_error()).find("input 'x' must be a dense float32 host buffer"),
+  EXPECT_NE(std::string(seed1_opset17_r_ocl_last_error()).find("input 'x' must be a dense float32 host or device buffer"),
             std::string::npos)
       << seed1_opset17_r_ocl_last_error();
 }
