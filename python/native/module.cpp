@@ -15,6 +15,7 @@
 
 #include "batchconv/backward.h"
 #include "batchconv/batchconv.h"
+#include "omp_pool.h"
 #include "output_pool.h"
 #include "variant.h"
 
@@ -136,6 +137,7 @@ class PooledBlock {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "batchconv's C++ API over (data_ptr, shape, strides) views; use the batchconv package";
   py::register_exception<batchconv::Error>(m, "Error", PyExc_ValueError);
+  batchconv_python::install_omp_pool();
   m.def("conv", &conv, py::arg("op"), py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("y"),
         py::arg("stride"), py::arg("dilation"), py::arg("pad_begin"), py::arg("pad_end"),
         py::arg("groups"), py::arg("layout"));
@@ -163,4 +165,5 @@ PYBIND11_MODULE(_native, m) {
   // Test hooks: run a lower multi-target variant of the kernels in this process.
   m.def("_restrict_variant", &batchconv_python::restrict_variant, py::arg("name"));
   m.def("_dispatched_variant", &batchconv_python::dispatched_variant);
+  m.def("_last_parallel_team", &batchconv_python::last_parallel_team);
 }

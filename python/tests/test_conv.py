@@ -243,3 +243,16 @@ def test_uses_torch_thread_count():
     torch.set_num_threads(2)
     batchconv.grouped_conv2d(torch.randn(1, 2, 5, 5), torch.randn(2, 2, 3, 3))
     assert _native.num_threads() == 2
+
+
+def test_kernels_run_on_torch_openmp_threads():
+    """Halide's parallel loops are OpenMP loops on PyTorch's pool, with its thread count."""
+    from batchconv import _native
+    x, w = torch.randn(8, 16, 20, 20), torch.randn(16, 16, 3, 3)
+    torch.set_num_threads(1)
+    batchconv.grouped_conv2d(x, w)
+    assert _native._last_parallel_team() == 1
+    n = min(2, os.cpu_count() or 1)
+    torch.set_num_threads(n)
+    batchconv.grouped_conv2d(x, w)
+    assert _native._last_parallel_team() == n
