@@ -110,7 +110,10 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // 2 x 6 (15 of 16).
   set_default(s.ch_vectors, big ? 4 : 2, 0);
   set_default(s.ch_columns, std::min(12, (t.registers - 1 - s.ch_vectors) / s.ch_vectors), 0);
-  set_default(s.ch_task_rows, 4, 0);
+  // Task rows: 8 against 4 took B=1 (128 images 64->64 56x56) 134 -> 128 ms,
+  // the MAML layer 1503 -> 1431, seed 2 (G=1) 7.8 -> 6.3; 16 was no faster
+  // (seed-workloads, Intel Xeon, 2 threads).
+  set_default(s.ch_task_rows, 8, 0);
   set_default(s.ch_unroll_kx, 0, -1);
   // Reduction blocks (weights of a block kept in L1 across a row's tiles)
   // measured no faster on 64 -> 64 at 56x56 (8, 16 channels: 125 against
