@@ -6,6 +6,7 @@
 #                       [TARGETS <halide target>...]  # default: host; several = multi-target
 #                       [NO_REWRITES]
 #                       [WEIGHTS baked|runtime]
+#                       [LAYOUTS auto|nchw|nhwc]   # how conv results are stored (--layouts)
 #                       [SHAPES <input>=<d0xd1..>...]
 #                       [TUNING <db.jsonl> [FORCE_TUNING]])  # tuned conv schedules (--tuning)
 #
@@ -19,7 +20,7 @@
 include_guard(GLOBAL)
 
 function(batchconv_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING" "MODEL;NAME;WEIGHTS;TUNING" "TARGETS;SHAPES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS" "TARGETS;SHAPES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "batchconv_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -52,6 +53,9 @@ function(batchconv_add_model target)
   endif()
   if(ARG_WEIGHTS)
     list(APPEND args --weights=${ARG_WEIGHTS})
+  endif()
+  if(ARG_LAYOUTS)
+    list(APPEND args --layouts=${ARG_LAYOUTS})
   endif()
   foreach(shape IN LISTS ARG_SHAPES)
     list(APPEND args --shape ${shape})

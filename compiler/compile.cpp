@@ -251,6 +251,7 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     lo.tuning = &tuning;
   }
   lo.runtime_weights = options.runtime_weights;
+  lo.layouts = options.layouts;
   if (options.runtime_weights) lo.weight_plan = &plan;
   // The interface (and the header) come from the first target's lowering;
   // with several targets each variant is lowered again with its own target,
@@ -258,15 +259,21 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   lo.target = targets.front();
   LoweredModel lowered = lower_model(*model, model_path, lo);
   summary.conv_schedules = lowered.conv_schedules;
+  auto add_layouts = [&](const LoweredModel& m, const Halide::Target& t) {
+    for (const std::string& l : m.layout_explanations) summary.layouts.push_back(tuning_target_name(t) + ": " + l);
+  };
+  add_layouts(lowered, targets.front());
   // With a tuning database every variant is lowered here too, so that a
   // refused record of any target is an error before code generation and
-  // the summary says what scheduled each conv on each target.
-  if (lo.tuning) {
+  // the summary says what scheduled each conv on each target (and, asked
+  // to explain layouts, how each variant stores each conv's result).
+  if (lo.tuning || options.explain_layouts) {
     for (size_t k = 1; k < targets.size(); ++k) {
       LowerOptions per_target = lo;
       per_target.target = targets[k];
       const LoweredModel v = lower_model(*model, model_path, per_target);
       summary.conv_schedules.insert(summary.conv_schedules.end(), v.conv_schedules.begin(), v.conv_schedules.end());
+      add_layouts(v, targets[k]);
     }
   }
 

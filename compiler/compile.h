@@ -30,6 +30,8 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> shapes;  // --shape name=d0xd1...
   std::string tuning_db;      // --tuning: schedule the convs it has records of with their points
   bool force_tuning = false;  // --force-tuning: also records of another machine or target
+  LayoutPolicy layouts = LayoutPolicy::Auto;  // --layouts: how conv results are stored (layout_plan.h)
+  bool explain_layouts = false;               // --explain-layouts: lower every target's variant for the summary
   // --list-conv-problems: write the model's convs as batchconv-tune problems
   // ("label: --op=... --x=... --w=..." lines) instead of compiling it.
   std::string list_conv_problems;
@@ -41,6 +43,7 @@ struct CompileSummary {
   std::vector<std::string> passes;      // "fold_repeat_into_conv: 1" for passes that fired
   int nodes = 0;                        // nodes lowered
   std::vector<std::string> conv_schedules;  // per target, one line per conv: what scheduled it
+  std::vector<std::string> layouts;         // per target, one line per conv: how its result is stored
 };
 
 // Parses "host" / "x86-64-linux-avx2" / "a,b,c"; throws Error naming a bad one.

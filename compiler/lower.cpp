@@ -6,6 +6,7 @@
 #include <set>
 
 #include "interpreter/interpreter.h"
+#include "layout_plan.h"
 #include "onnx/onnx_io.h"
 #include "ops.h"
 #include "runtime_weights.h"
@@ -376,6 +377,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   }
   std::vector<std::string> used;
   for (const ir::Value* v : g.outputs) lower_output(cx, v, used);
+  plan_layouts(cx);
 
   LoweredModel out;
   std::vector<Func> funcs;
@@ -388,6 +390,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.outputs = cx.outputs;
   out.conv_schedules = cx.conv_schedules;
   out.conv_problems = cx.conv_problems;
+  out.layout_explanations = cx.layout_explanations;
   return out;
 }
 

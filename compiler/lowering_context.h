@@ -9,6 +9,7 @@
 // dense row-major tensor is a Halide buffer with no transposition.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -65,6 +66,27 @@ struct OutputInfo {
 struct RuntimeWeightPlan;
 struct ConvTuning;
 
+// How the pipeline stores the activations between convs (layout_plan.h).
+enum class LayoutPolicy {
+  Auto,          // channels innermost where only channels-family convs read the tensor, NCHW elsewhere
+  Nchw,          // every conv result NCHW (x innermost): the layout of the model's interface
+  ChannelsLast,  // every conv result channels innermost unless it is a graph output (tests, A/B runs)
+};
+
+// A conv lowered whose schedule waits for the layout plan: lower_conv
+// records it, plan_layouts (layout_plan.cpp) decides the storage of its
+// result and of its input and then calls `schedule`.
+struct ConvStage {
+  const ir::Node* node = nullptr;
+  const ir::Value* result = nullptr;  // what the graph reads: the conv's output, or its fused Relu's
+  bool channels_family = false;       // the chooser's family is "channels" (CPU)
+  bool gpu = false;
+  Halide::Func storage;               // the compute_root Func (x, y, c, g, n, b) holding the result
+  // Schedules the conv for an input read with channels innermost (a stride-1
+  // channel) or not, and stores its result with channels innermost or not.
+  std::function<void(bool input_channels_innermost, bool output_channels_innermost)> schedule;
+};
+
 struct LowerOptions {
   bool runtime_weights = false;  // float initializers become ImageParams instead of baked Buffers
   // With runtime weights: the original model's weights are the arguments and
@@ -75,6 +97,7 @@ struct LowerOptions {
   // A tuning database: convs it has a record of for this target take the
   // record's schedule point (conv_tuning.h). Null: the chooser's.
   const ConvTuning* tuning = nullptr;
+  LayoutPolicy layouts = LayoutPolicy::Auto;
 };
 
 class LoweringContext {
@@ -114,6 +137,10 @@ class LoweringContext {
   std::vector<std::string> conv_schedules;
   // Each conv lowered, as the runtime and the tuning database key it: its node and problem.
   std::vector<std::pair<std::string, batchconv_gen::ConvProblem>> conv_problems;
+  // Every conv lowered, in graph order, until plan_layouts schedules them.
+  std::vector<ConvStage> conv_stages;
+  // One line per conv: the layout its result is stored in and why.
+  std::vector<std::string> layout_explanations;
 
  private:
   const ir::Model& model_;

@@ -8,7 +8,9 @@
 // (a 1-D conv is H = KH = 1; a plain Conv is B = 1), and their result is a
 // compute_root 6-D Func (x, y, co, g, n, b) which the next nodes read back in
 // ONNX order. That Func is also the storage of the output, so a graph output
-// that is this conv (through Squeeze/Reshape) is written in place.
+// that is this conv (through Squeeze/Reshape) is written in place. Its
+// schedule, and whether it is stored NCHW or channels innermost, wait for
+// the layout plan (layout_plan.h): the conv is recorded as a ConvStage.
 #include <limits>
 
 #include "conv_algorithm.h"
@@ -115,6 +117,26 @@ ConvShape conv_shape(const LoweringContext& cx, const ir::Node& n, bool batched)
   return s;
 }
 
+// A baked weight as the channels family reads it, (co, ci, kx, ky, g, b)
+// dense: the output channel innermost.
+Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, const std::string& name) {
+  Halide::Buffer<float> p({static_cast<int>(s.cout_g), static_cast<int>(s.cin_g), static_cast<int>(s.k_w),
+                           static_cast<int>(s.k_h), static_cast<int>(s.G), static_cast<int>(s.B)},
+                          name);
+  // ONNX order: (B,) Cout, Cin_g, (KH,) KW, dense.
+  for (int64_t b = 0; b < s.B; ++b)
+    for (int64_t gg = 0; gg < s.G; ++gg)
+      for (int64_t o = 0; o < s.cout_g; ++o)
+        for (int64_t i = 0; i < s.cin_g; ++i)
+          for (int64_t y = 0; y < s.k_h; ++y)
+            for (int64_t x = 0; x < s.k_w; ++x) {
+              const int64_t src = (((b * s.cout + gg * s.cout_g + o) * s.cin_g + i) * s.k_h + y) * s.k_w + x;
+              p(static_cast<int>(o), static_cast<int>(i), static_cast<int>(x), static_cast<int>(y),
+                static_cast<int>(gg), static_cast<int>(b)) = w.f[static_cast<size_t>(src)];
+            }
+  return p;
+}
+
 void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   const ConvShape s = conv_shape(cx, n, batched);
   const LTensor& x = cx.input(n, 0);
@@ -122,44 +144,6 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   const LTensor* bias = cx.optional_input(n, 2);
   const bool two_d = s.spatial == 2;
 
-  // The grouped views of conv_algorithm.h, reading the ONNX-order Funcs.
-  Var X("x"), Y("y"), ci("ci"), co("co"), g("g"), N("n"), B("b"), kx("kx"), ky("ky");
-  Func in6(cx.unique_c_name("f_" + n.name + "_in")), w6(cx.unique_c_name("f_" + n.name + "_w")),
-      b3(cx.unique_c_name("f_" + n.name + "_bias"));
-  {
-    std::vector<Expr> xi, wi;
-    if (batched) xi.push_back(B), wi.push_back(B);
-    xi.push_back(N);
-    xi.push_back(g * i32(s.cin_g) + ci);
-    wi.push_back(g * i32(s.cout_g) + co);
-    wi.push_back(ci);
-    if (two_d) xi.push_back(Y), wi.push_back(ky);
-    xi.push_back(X);
-    wi.push_back(kx);
-    in6(X, Y, ci, g, N, B) = read(x, xi);
-    w6(kx, ky, ci, co, g, B) = read(w, wi);
-    if (bias) {
-      std::vector<Expr> bi;
-      if (batched) bi.push_back(B);
-      bi.push_back(g * i32(s.cout_g) + co);
-      b3(co, g, B) = read(*bias, bi);
-    } else {
-      b3(co, g, B) = 0.0f;
-    }
-  }
-  batchconv_gen::ConvGeometry geo;
-  geo.stride_x = i32(s.s_w);
-  geo.stride_y = i32(s.s_h);
-  geo.dilation_x = i32(s.d_w);
-  geo.dilation_y = i32(s.d_h);
-  geo.pad_x = i32(s.p_w);
-  geo.pad_y = i32(s.p_h);
-  geo.in_w = i32(s.in_w);
-  geo.in_h = i32(s.in_h);
-  geo.kernel_w = i32(s.k_w);
-  geo.kernel_h = i32(s.k_h);
-  geo.cin_g = i32(s.cin_g);
-  geo.cout_g = i32(s.cout_g);
   // A Relu that is the conv's only consumer runs inside the conv (the
   // algorithm's fused activation): its value is the conv's storage, so a
   // Conv -> Relu graph output is still written in place.
@@ -199,31 +183,92 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
                               ": " + choice.explanation);
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
+  // The grouped views of conv_algorithm.h, reading the ONNX-order Funcs.
+  Var X("x"), Y("y"), ci("ci"), co("co"), g("g"), N("n"), B("b"), kx("kx"), ky("ky");
+  Func in6(cx.unique_c_name("f_" + n.name + "_in")), w6(cx.unique_c_name("f_" + n.name + "_w")),
+      b3(cx.unique_c_name("f_" + n.name + "_bias"));
+  {
+    std::vector<Expr> xi, wi;
+    if (batched) xi.push_back(B), wi.push_back(B);
+    xi.push_back(N);
+    xi.push_back(g * i32(s.cin_g) + ci);
+    wi.push_back(g * i32(s.cout_g) + co);
+    wi.push_back(ci);
+    if (two_d) xi.push_back(Y), wi.push_back(ky);
+    xi.push_back(X);
+    wi.push_back(kx);
+    in6(X, Y, ci, g, N, B) = read(x, xi);
+    if (channels && w.constant && w.constant->is_float() &&
+        static_cast<int64_t>(w.constant->f.size()) == w.numel()) {
+      // Baked weights of the channels family are packed here, once: the
+      // output channel innermost, as the register tile reads them.
+      w6(kx, ky, ci, co, g, B) = packed_weights(*w.constant, s, cx.unique_c_name("c_" + n.name + "_wpacked"))(
+          co, ci, kx, ky, g, B);
+    } else {
+      w6(kx, ky, ci, co, g, B) = read(w, wi);
+      // Runtime weights: packed once per call.
+      if (channels) w6.compute_root().reorder_storage(co, ci, kx, ky, g, B);
+    }
+    if (bias) {
+      std::vector<Expr> bi;
+      if (batched) bi.push_back(B);
+      bi.push_back(g * i32(s.cout_g) + co);
+      b3(co, g, B) = read(*bias, bi);
+    } else {
+      b3(co, g, B) = 0.0f;
+    }
+  }
+  batchconv_gen::ConvGeometry geo;
+  geo.stride_x = i32(s.s_w);
+  geo.stride_y = i32(s.s_h);
+  geo.dilation_x = i32(s.d_w);
+  geo.dilation_y = i32(s.d_h);
+  geo.pad_x = i32(s.p_w);
+  geo.pad_y = i32(s.p_h);
+  geo.in_w = i32(s.in_w);
+  geo.in_h = i32(s.in_h);
+  geo.kernel_w = i32(s.k_w);
+  geo.kernel_h = i32(s.k_h);
+  geo.cin_g = i32(s.cin_g);
+  geo.cout_g = i32(s.cout_g);
   batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(
       in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr), /*clamp_channels=*/!channels);
   const batchconv_gen::ConvVars& v = f.v;
   Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
   out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
   out6.compute_root();
-  if (choice.schedule.family == batchconv_gen::ConvFamily::Gpu) {
-    batchconv_gen::schedule_conv_gpu(out6, f, {v.n, v.b}, Halide::Internal::make_bool(s.out_h == 1),
-                                     choice.schedule);
-  } else if (channels) {
-    // Weights packed once per call, the output channel innermost; the
-    // model's activations are NCHW Funcs (x innermost).
-    w6.compute_root().reorder_storage(co, ci, kx, ky, g, B);
-    batchconv_gen::ChannelsExtents e{i32(s.out_w), i32(s.cout_g), Halide::Internal::make_bool(false),
-                                     Halide::Internal::make_bool(false)};
-    batchconv_gen::schedule_conv_cpu_channels(out6, f, {v.n, v.b}, e, choice.schedule, facts);
-  } else {
-    batchconv_gen::ConvExtents e;
-    e.out_w = i32(s.out_w);
-    e.out_h = i32(s.out_h);
-    e.cin_g = i32(s.cin_g);
-    e.cout_g = i32(s.cout_g);
-    e.stride_x = i32(s.s_w);
-    batchconv_gen::schedule_conv_cpu(out6, f, {v.n, v.b}, e, choice.schedule, facts);
-  }
+  // Scheduled once plan_layouts (layout_plan.cpp) has chosen how this
+  // result and the input are stored.
+  ConvStage stage;
+  stage.node = &n;
+  stage.result = result;
+  stage.channels_family = channels;
+  stage.gpu = choice.schedule.family == batchconv_gen::ConvFamily::Gpu;
+  stage.storage = out6;
+  stage.schedule = [out6, f, s, facts, point = choice.schedule](bool in_channels_innermost,
+                                                                bool out_channels_innermost) mutable {
+    const batchconv_gen::ConvVars& v = f.v;
+    if (point.family == batchconv_gen::ConvFamily::Gpu) {
+      batchconv_gen::schedule_conv_gpu(out6, f, {v.n, v.b}, Halide::Internal::make_bool(s.out_h == 1), point);
+      return;
+    }
+    if (point.family == batchconv_gen::ConvFamily::Channels) {
+      batchconv_gen::ChannelsExtents e{i32(s.out_w), i32(s.cout_g), Halide::Internal::make_bool(in_channels_innermost),
+                                       Halide::Internal::make_bool(out_channels_innermost)};
+      batchconv_gen::schedule_conv_cpu_channels(out6, f, {v.n, v.b}, e, point, facts);
+    } else {
+      batchconv_gen::ConvExtents e;
+      e.out_w = i32(s.out_w);
+      e.out_h = i32(s.out_h);
+      e.cin_g = i32(s.cin_g);
+      e.cout_g = i32(s.cout_g);
+      e.stride_x = i32(s.s_w);
+      batchconv_gen::schedule_conv_cpu(out6, f, {v.n, v.b}, e, point, facts);
+    }
+    // Channels innermost across groups too: (c, g) is the ONNX channel.
+    if (out_channels_innermost) out6.reorder_storage(v.c, v.g, v.x, v.y, v.n, v.b);
+  };
+  cx.conv_stages.push_back(std::move(stage));
 
   // Back to ONNX order: (B,) N, C, (H,) W.
   std::vector<int64_t> shape;

@@ -2,16 +2,18 @@
 //
 //   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
 //       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
-//       [--tuning=<db.jsonl> [--force-tuning]]
+//       [--tuning=<db.jsonl> [--force-tuning]] [--layouts=auto|nchw|nhwc] [--explain-layouts]
 //
 // Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
 // (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "compile.h"
+#include "layout_plan.h"
 #include "onnx/onnx_io.h"
 #include "ops.h"
 
@@ -46,6 +48,13 @@ const char* kUsage =
     "                             A record of the conv made on another machine or for another\n"
     "                             target is an error\n"
     "  --force-tuning             use such records anyway\n"
+    "  --layouts=auto|nchw|nhwc   how conv results are stored inside the pipeline: auto (default)\n"
+    "                             keeps a result channels innermost where only channels-family\n"
+    "                             convs read it (through elementwise ops, BatchNormalization and\n"
+    "                             Concat) and NCHW elsewhere; nchw stores every result NCHW;\n"
+    "                             nhwc every result that is not a graph output channels innermost.\n"
+    "                             The interface stays NCHW either way\n"
+    "  --explain-layouts          print, per target and conv, how its result is stored and why\n"
     "  --list-conv-problems=FILE  write the model's convs as batchconv-tune problems (one line\n"
     "                             each, identical convs once) instead of compiling it\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
@@ -108,6 +117,12 @@ int main(int argc, char** argv) {
       } else if (take(a, "--list-conv-problems", v)) {
         if (v.empty()) return usage_error("--list-conv-problems needs a file");
         opt.list_conv_problems = v;
+      } else if (take(a, "--layouts", v)) {
+        std::optional<compiler::LayoutPolicy> p = compiler::parse_layout_policy(v);
+        if (!p) return usage_error("--layouts must be auto, nchw or nhwc, not '" + v + "'");
+        opt.layouts = *p;
+      } else if (a == "--explain-layouts") {
+        opt.explain_layouts = true;
       } else if (a == "--force-tuning") {
         opt.force_tuning = true;
       } else if (a == "--shape" || take(a, "--shape", v)) {
@@ -138,6 +153,8 @@ int main(int argc, char** argv) {
     std::cout << "\n";
     if (!opt.tuning_db.empty())
       for (const std::string& c : s.conv_schedules) std::cout << "  conv " << c << "\n";
+    if (opt.explain_layouts)
+      for (const std::string& l : s.layouts) std::cout << "  layout " << l << "\n";
     for (const std::string& f : s.files) std::cout << "  wrote " << f << "\n";
     return 0;
   } catch (const std::exception& e) {

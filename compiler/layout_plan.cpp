@@ -1,0 +1,153 @@
+#include "layout_plan.h"
+
+#include <map>
+#include <set>
+
+namespace batchconv::compiler {
+namespace {
+
+// Ops whose readers see the same element of their input at the same index:
+// a channels-innermost input costs them nothing, and their own readers
+// decide. (Elementwise ops are inlined into their readers.)
+bool layout_transparent(const ir::Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "Sigmoid",
+                                            "Tanh", "Exp", "Neg", "Sqrt", "Clip", "BatchNormalization",
+                                            "Identity", "Concat"};
+  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) > 0;
+}
+
+std::string quoted(const ir::Node* n) { return ir::describe(n); }
+
+struct Readers {
+  std::vector<const ir::Node*> convs;  // channels-family convs reading the value as their input
+  std::string blocker;                 // why it must stay NCHW; empty if nothing stops it
+};
+
+class Planner {
+ public:
+  explicit Planner(LoweringContext& cx) : cx_(cx) {
+    for (size_t k = 0; k < cx.conv_stages.size(); ++k) {
+      by_node_[cx.conv_stages[k].node] = k;
+      by_result_[cx.conv_stages[k].result] = k;
+    }
+    for (const OutputInfo& o : cx.outputs) output_funcs_.insert(o.func.name());
+  }
+
+  void run() {
+    const LayoutPolicy policy = cx_.options().layouts;
+    std::vector<bool> out_cl(cx_.conv_stages.size(), false);
+    std::vector<std::string> why(cx_.conv_stages.size());
+    for (size_t k = 0; k < cx_.conv_stages.size(); ++k) {
+      const ConvStage& st = cx_.conv_stages[k];
+      if (st.gpu) {
+        why[k] = "NCHW: the gpu family reads and writes NCHW";
+      } else if (output_funcs_.count(st.storage.name())) {
+        why[k] = "NCHW: a graph output, computed straight into the caller's NCHW buffer";
+      } else if (policy == LayoutPolicy::Nchw) {
+        why[k] = "NCHW: --layouts=nchw";
+      } else if (policy == LayoutPolicy::ChannelsLast) {
+        out_cl[k] = true;
+        why[k] = "channels innermost: --layouts=nhwc";
+      } else if (!st.channels_family) {
+        why[k] = "NCHW: the rows family writes x vectors";
+      } else {
+        Readers r;
+        std::set<const ir::Value*> seen;
+        collect(st.result, r, seen);
+        if (r.blocker.empty() && r.convs.empty()) r.blocker = "nothing reads it";
+        if (r.blocker.empty()) {
+          out_cl[k] = true;
+          why[k] = "channels innermost: read only by channels-family convs";
+          for (size_t j = 0; j < r.convs.size(); ++j) why[k] += (j ? ", " : " ") + quoted(r.convs[j]);
+        } else {
+          why[k] = "NCHW: " + r.blocker;
+        }
+      }
+    }
+    for (size_t k = 0; k < cx_.conv_stages.size(); ++k) {
+      ConvStage& st = cx_.conv_stages[k];
+      std::set<const ir::Value*> seen;
+      const ir::Node* from = nullptr;
+      const bool in_cl = !st.gpu && traced_channels_innermost(st.node->inputs[0], out_cl, seen, from);
+      st.schedule(in_cl, out_cl[k]);
+      std::string line = "node " + quoted(st.node) + " -> '" + st.node->outputs[0]->name + "': result " + why[k] +
+                         "; input ";
+      line += in_cl ? "read channels innermost from " + quoted(from) : std::string("read NCHW");
+      cx_.layout_explanations.push_back(line);
+    }
+  }
+
+ private:
+  // The readers of v, through layout-transparent ops.
+  void collect(const ir::Value* v, Readers& r, std::set<const ir::Value*>& seen) {
+    if (!r.blocker.empty() || !seen.insert(v).second) return;
+    if (v->is_graph_output) {
+      r.blocker = "'" + v->name + "' is a graph output (NCHW)";
+      return;
+    }
+    for (const ir::Use& u : v->uses) {
+      const ir::Node* n = u.node;
+      if (n->dead) continue;
+      if (auto it = by_node_.find(n); it != by_node_.end()) {
+        const ConvStage& reader = cx_.conv_stages[it->second];
+        if (u.index != 0) {
+          r.blocker = "read as a weight by " + quoted(n);
+        } else if (!reader.channels_family) {
+          r.blocker = "read by " + quoted(n) + ", a rows-family conv (it reads x vectors)";
+        } else {
+          r.convs.push_back(n);
+        }
+      } else if (cx_.is_fused(n) || layout_transparent(*n)) {
+        for (const ir::Value* o : n->outputs)
+          if (o) collect(o, r, seen);
+      } else {
+        r.blocker = "read by " + quoted(n) + ", which reads NCHW";
+      }
+      if (!r.blocker.empty()) return;
+    }
+  }
+
+  // Whether a conv result stored channels innermost reaches v through
+  // layout-transparent ops (then the conv reading v copies its padded input
+  // in channel vectors); `from` names that conv.
+  bool traced_channels_innermost(const ir::Value* v, const std::vector<bool>& out_cl,
+                                 std::set<const ir::Value*>& seen, const ir::Node*& from) {
+    if (!v || !seen.insert(v).second) return false;
+    if (auto it = by_result_.find(v); it != by_result_.end()) {
+      if (out_cl[it->second]) from = cx_.conv_stages[it->second].node;
+      return out_cl[it->second];
+    }
+    const ir::Node* p = v->producer;
+    if (!p || !(cx_.is_fused(p) || layout_transparent(*p))) return false;
+    for (const ir::Value* in : p->inputs)
+      if (in && !in->constant && traced_channels_innermost(in, out_cl, seen, from)) return true;
+    return false;
+  }
+
+  LoweringContext& cx_;
+  std::map<const ir::Node*, size_t> by_node_;
+  std::map<const ir::Value*, size_t> by_result_;
+  std::set<std::string> output_funcs_;
+};
+
+}  // namespace
+
+std::optional<LayoutPolicy> parse_layout_policy(const std::string& s) {
+  if (s == "auto") return LayoutPolicy::Auto;
+  if (s == "nchw") return LayoutPolicy::Nchw;
+  if (s == "nhwc") return LayoutPolicy::ChannelsLast;
+  return std::nullopt;
+}
+
+const char* layout_policy_name(LayoutPolicy p) {
+  switch (p) {
+    case LayoutPolicy::Auto: return "auto";
+    case LayoutPolicy::Nchw: return "nchw";
+    case LayoutPolicy::ChannelsLast: return "nhwc";
+  }
+  return "auto";
+}
+
+void plan_layouts(LoweringContext& cx) { Planner(cx).run(); }
+
+}  // namespace batchconv::compiler
