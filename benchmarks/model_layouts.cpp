@@ -5,7 +5,7 @@
 // the same run, interleaved, on preallocated buffers, with the pipeline's
 // peak heap beside each. Prints a Markdown table and each model's plan.
 //
-//   model-layouts [--reps=N] [--only=<model>[,<model>...]]
+//   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -115,6 +115,18 @@ ModelSpec resnext_block() {
     << "  c2 = Conv(r1, w2, b2)\n  a = Add(c2, x)\n  y = Relu(a)\n}\n";
   ModelSpec m{"resnext_block", "N=8, 256->128 1x1, 128 g=32 3x3, 128->256 1x1, 14x14, + x, ReLU", t.str(), 1, {}};
   m.peer = {{geom(N, C, H, W, M, 1), 0}, {geom(N, M, H, W, M, 3, 32), 1}, {geom(N, M, H, W, C, 1), 2, 0}};
+  return m;
+}
+
+// The ResNeXt block's grouped conv alone (32 groups of 4 channels).
+ModelSpec resnext_grouped() {
+  const int64_t N = 8, M = 128, H = 14, W = 14;
+  std::ostringstream t;
+  t << kHeader << "g (float[" << dims({N, M, H, W}) << "] x, float[" << dims({M, 4, 3, 3}) << "] w0, float[" << M
+    << "] b0) => (float[" << dims({N, M, H, W}) << "] y) {\n"
+    << "  c0 = Conv<group = 32, pads = [1, 1, 1, 1]>(x, w0, b0)\n  y = Relu(c0)\n}\n";
+  ModelSpec m{"resnext_grouped", "the block's grouped 3x3 alone: N=8, 128 g=32, 14x14, ReLU", t.str(), 1, {}};
+  m.peer = {{geom(N, M, H, W, M, 3, 32), 0}};
   return m;
 }
 
@@ -285,16 +297,21 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
   }
   int reps = 9;
+  bool profile = false;
   std::vector<std::string> only;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
     if (a.rfind("--reps=", 0) == 0) {
       reps = std::max(1, std::atoi(a.c_str() + 7));
+    } else if (a == "--profile") {
+      profile = true;
     } else if (a.rfind("--only=", 0) == 0) {
       std::stringstream ss(a.substr(7));
       for (std::string m; std::getline(ss, m, ',');) only.push_back(m);
     } else {
-      std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]]\n");
+      std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile]\n"
+                           "  --profile: Halide's profiler in the pipelines (time per stage, printed at exit;\n"
+                           "             the timings then include its sampling)\n");
       return 2;
     }
   }
@@ -308,11 +325,12 @@ int main(int argc, char** argv) {
               bcbench::cpu_description().c_str(), threads, lim.fma_gflops, lim.fma_isa.c_str(), lim.copy_gbs,
               BCBENCH_HALIDE_VERSION, Halide::get_host_target().to_string().c_str(), reps,
               std::getenv("OMP_WAIT_POLICY"));
-  std::vector<ModelSpec> specs = {maml_stack(), conv_stack(), resnext_block(), dw_separable(), seed1()};
+  std::vector<ModelSpec> specs = {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), seed1()};
   std::printf("oneDNN %s, layer by layer in its blocked layouts (reorders at the edges and where layouts differ).\n\n"
               "| model | layouts auto (ms) | peak heap (MiB) | NCHW only (ms) | peak heap (MiB) | auto vs NCHW | oneDNN (ms) | auto vs oneDNN | auto, share of FMA peak |\n"
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", bcbench::dnnl_version_string().c_str());
   std::vector<std::string> plans;
+  Halide::Target jit_target = Halide::get_host_target();
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (const ModelSpec& spec : specs) {
@@ -351,7 +369,10 @@ int main(int argc, char** argv) {
       }
       c.low.pipeline.jit_handlers().custom_malloc = counting_malloc;
       c.low.pipeline.jit_handlers().custom_free = counting_free;
-      c.low.pipeline.compile_jit(Halide::get_host_target());
+      Halide::Target target = Halide::get_host_target();
+      if (profile) target = target.with_feature(Halide::Target::Profile);
+      jit_target = target;
+      c.low.pipeline.compile_jit(target);
       for (const auto& [node, q] : c.low.conv_problems)
         c.flops += 2.0 * q.batch * q.n * q.groups * q.cout_g * q.out_h * q.out_w * q.cin_g * q.kernel_h * q.kernel_w;
       if (k == 0) {
@@ -378,7 +399,7 @@ int main(int argc, char** argv) {
         const size_t live0 = g_live;
         g_peak = g_live;
         const auto t0 = std::chrono::steady_clock::now();
-        c.low.pipeline.realize(Halide::Realization(outs), Halide::get_host_target());
+        c.low.pipeline.realize(Halide::Realization(outs), jit_target);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         peak[k] = std::max(peak[k], g_peak - live0);
         if (r >= 2) t[k].push_back(ms);  // two warmups

@@ -192,16 +192,35 @@ void schedule_reduction(Func f, const std::vector<int64_t>& ext, const Halide::T
   const int vec = target.natural_vector_size<float>();
   std::vector<Var> args = f.args();
   auto apply = [&](Halide::Stage s) {
-    if (!args.empty() && ext[0] >= vec) s.vectorize(args[0], vec, Halide::TailStrategy::GuardWithIf);
-    if (args.size() >= 2) {
-      // Fuse every outer dimension into one parallel loop.
-      Var t = args[1];
-      for (size_t k = 2; k < args.size(); ++k) {
+    if (args.empty()) return;
+    // Narrow rows (a 14 x 14 map) are fused with the next dimensions until
+    // the innermost loop holds a few vectors: one 14-wide row per task was
+    // scalar code in 28,672 tasks for a ResNeXt block's output, 5.4 ms for
+    // 1.6 MB.
+    Var inner = args[0];
+    int64_t inner_extent = ext[0];
+    size_t next = 1;
+    // (Reductions keep their rows: fusing the pure dims of an update stage
+    // made Halide 14 write out of bounds on a 5 x 9 Gemm.)
+    while (inner_extent < 4 * vec && next < args.size() && f.num_update_definitions() == 0) {
+      Var fused(inner.name() + "_" + args[next].name());
+      s.fuse(inner, args[next], fused);
+      inner = fused;
+      inner_extent *= ext[next++];
+    }
+    if (inner_extent >= vec) s.vectorize(inner, vec, Halide::TailStrategy::GuardWithIf);
+    if (next < args.size()) {
+      // Fuse every outer dimension into one parallel loop, in tasks of at
+      // least 16K elements.
+      Var t = args[next];
+      for (size_t k = next + 1; k < args.size(); ++k) {
         Var fused(t.name() + "_" + args[k].name());
         s.fuse(t, args[k], fused);
         t = fused;
       }
-      s.parallel(t);
+      const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner_extent));
+      if (grain > 1) s.parallel(t, static_cast<int>(grain), Halide::TailStrategy::GuardWithIf);
+      else s.parallel(t);
     }
   };
   apply(f);
