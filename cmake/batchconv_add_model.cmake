@@ -7,6 +7,7 @@
 #                       [NO_REWRITES]
 #                       [WEIGHTS baked|runtime]
 #                       [LAYOUTS auto|nchw|nhwc]   # how conv results are stored (--layouts)
+#                       [EDGE_LAYOUTS <name>=nhwc...]  # inputs/outputs the caller passes channels-last
 #                       [SHAPES <input>=<d0xd1..>...]
 #                       [TUNING <db.jsonl> [FORCE_TUNING]])  # tuned conv schedules (--tuning)
 #
@@ -20,7 +21,7 @@
 include_guard(GLOBAL)
 
 function(batchconv_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS" "TARGETS;SHAPES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS" "TARGETS;SHAPES;EDGE_LAYOUTS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "batchconv_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -57,6 +58,9 @@ function(batchconv_add_model target)
   if(ARG_LAYOUTS)
     list(APPEND args --layouts=${ARG_LAYOUTS})
   endif()
+  foreach(edge IN LISTS ARG_EDGE_LAYOUTS)
+    list(APPEND args --edge-layout ${edge})
+  endforeach()
   foreach(shape IN LISTS ARG_SHAPES)
     list(APPEND args --shape ${shape})
   endforeach()

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct CompileOptions {
   bool force_tuning = false;  // --force-tuning: also records of another machine or target
   LayoutPolicy layouts = LayoutPolicy::Auto;  // --layouts: how conv results are stored (layout_plan.h)
   bool explain_layouts = false;               // --explain-layouts: lower every target's variant for the summary
+  std::set<std::string> channels_last_edges;  // --edge-layout name=nhwc
   // --list-conv-problems: write the model's convs as batchconv-tune problems
   // ("label: --op=... --x=... --w=..." lines) instead of compiling it.
   std::string list_conv_problems;

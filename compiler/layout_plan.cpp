@@ -20,6 +20,7 @@ std::string quoted(const ir::Node* n) { return ir::describe(n); }
 
 struct Readers {
   std::vector<const ir::Node*> convs;  // channels-family convs reading the value as their input
+  std::vector<std::string> edges;      // graph outputs written channels-last (--edge-layout)
   std::string blocker;                 // why it must stay NCHW; empty if nothing stops it
 };
 
@@ -54,11 +55,15 @@ class Planner {
         Readers r;
         std::set<const ir::Value*> seen;
         collect(st.result, r, seen);
-        if (r.blocker.empty() && r.convs.empty()) r.blocker = "nothing reads it";
+        if (r.blocker.empty() && r.convs.empty() && r.edges.empty()) r.blocker = "nothing reads it";
         if (r.blocker.empty()) {
           out_cl[k] = true;
-          why[k] = "channels innermost: read only by channels-family convs";
+          why[k] = "channels innermost: read only by";
+          if (!r.convs.empty()) why[k] += " channels-family convs";
           for (size_t j = 0; j < r.convs.size(); ++j) why[k] += (j ? ", " : " ") + quoted(r.convs[j]);
+          if (!r.convs.empty() && !r.edges.empty()) why[k] += " and";
+          for (size_t j = 0; j < r.edges.size(); ++j)
+            why[k] += (j ? ", '" : " channels-last graph output '") + r.edges[j] + "'";
         } else {
           why[k] = "NCHW: " + r.blocker;
         }
@@ -81,10 +86,11 @@ class Planner {
   // The readers of v, through layout-transparent ops.
   void collect(const ir::Value* v, Readers& r, std::set<const ir::Value*>& seen) {
     if (!r.blocker.empty() || !seen.insert(v).second) return;
-    if (v->is_graph_output) {
+    if (v->is_graph_output && !cx_.options().channels_last_edges.count(v->name)) {
       r.blocker = "'" + v->name + "' is a graph output (NCHW)";
       return;
     }
+    if (v->is_graph_output) r.edges.push_back(v->name);
     for (const ir::Use& u : v->uses) {
       const ir::Node* n = u.node;
       if (n->dead) continue;

@@ -61,6 +61,30 @@ void check_size(const LoweringContext& cx, const ir::Node* n, const std::string&
   throw Error(cx.origin() + ": " + msg);
 }
 
+// A channels-last edge (--edge-layout name=nhwc): the permutation from the
+// caller's dims to ONNX's, perm[k] = the ONNX dim of the caller's dim k
+// ((N, H, W, C) or (N, W, C)); "NHWC" / "NWC" in *layout. Throws naming the
+// tensor when its rank has no channels-last form.
+std::vector<int> channels_last_perm(const LoweringContext& cx, const std::string& what, const std::string& name,
+                                    const std::vector<int64_t>& shape, std::string* layout) {
+  if (shape.size() == 4) {
+    *layout = "NHWC";
+    return {0, 2, 3, 1};
+  }
+  if (shape.size() == 3) {
+    *layout = "NWC";
+    return {0, 2, 1};
+  }
+  throw Error(cx.origin() + ": --edge-layout " + name + "=nhwc: " + what + " '" + name + "' has shape " +
+              shape_str(shape) + "; a channels-last edge needs a 4-D (N, C, H, W) or 3-D (N, C, W) tensor");
+}
+
+std::vector<int64_t> permuted(const std::vector<int64_t>& s, const std::vector<int>& perm) {
+  std::vector<int64_t> out;
+  for (int p : perm) out.push_back(s[static_cast<size_t>(p)]);
+  return out;
+}
+
 void lower_input(LoweringContext& cx, const ir::Value* v) {
   if (v->type.dtype != ir::DType::Float) {
     throw Error(cx.origin() + ": input '" + v->name + "' has type " + ir::dtype_name(v->type.dtype) +
@@ -71,12 +95,36 @@ void lower_input(LoweringContext& cx, const ir::Value* v) {
   ParamInfo info;
   info.onnx_name = v->name;
   info.c_name = cx.unique_c_name(v->name);
-  info.shape = shape;
+  std::vector<int> perm;
+  if (cx.options().channels_last_edges.count(v->name)) perm = channels_last_perm(cx, "input", v->name, shape, &info.layout);
+  info.shape = perm.empty() ? shape : permuted(shape, perm);
   info.param = Halide::ImageParam(Halide::Float(32), static_cast<int>(shape.size()), info.c_name);
-  constrain_dense(info.param, reversed(shape));
+  constrain_dense(info.param, reversed(info.shape));
   std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
   Func f(cx.unique_c_name("f_in_" + v->name));
-  f(vars) = info.param(std::vector<Expr>(vars.begin(), vars.end()));
+  if (perm.empty()) {
+    f(vars) = info.param(std::vector<Expr>(vars.begin(), vars.end()));
+  } else {
+    // The caller's dim k is ONNX dim perm[k]; both index lists in ONNX order, reversed for Halide.
+    std::vector<Expr> onnx = onnx_index(vars), caller;
+    for (int p : perm) caller.push_back(onnx[static_cast<size_t>(p)]);
+    f(vars) = info.param(halide_args(caller));
+    const int vec = cx.target().natural_vector_size<float>();
+    if (!cx.target().has_gpu_feature()) {
+      // Read once into NCHW, in tiles (channels-last reads, x-vector writes).
+      f.compute_root();
+      Var c = vars[vars.size() - 2], x = vars[0];
+      if (shape.size() == 4) {
+        Var xi("xi"), ci("ci");
+        f.tile(x, c, xi, ci, vec, vec, Halide::TailStrategy::GuardWithIf).vectorize(xi).unroll(ci);
+        f.parallel(vars[2]);
+      } else {
+        f.vectorize(x, vec, Halide::TailStrategy::GuardWithIf).parallel(c);
+      }
+    } else {
+      schedule_reduction(f, reversed(shape), cx.target());
+    }
+  }
   cx.define(v, make_tensor(f, shape));
   cx.inputs.push_back(std::move(info));
 }
@@ -255,7 +303,17 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
   o.c_name = cx.unique_c_name(v->name);
   o.shape = t.shape;
   auto unused = [&](const Func& f) { return std::find(used.begin(), used.end(), f.name()) == used.end(); };
-  if (t.storage && unused(*t.storage)) {
+  if (cx.options().channels_last_edges.count(v->name)) {
+    // Written channels-last: the caller's dim k is ONNX dim perm[k].
+    const std::vector<int> perm = channels_last_perm(cx, "output", v->name, t.shape, &o.layout);
+    o.shape = permuted(t.shape, perm);
+    std::vector<Var> vars = make_vars(t.rank());
+    std::vector<Expr> caller = onnx_index(vars), onnx(caller.size());
+    for (size_t k = 0; k < perm.size(); ++k) onnx[static_cast<size_t>(perm[k])] = caller[k];
+    o.func = Func(cx.unique_c_name("f_out_" + v->name));
+    o.func(vars) = t.f(halide_args(onnx));
+    o.internal_extents = reversed(o.shape);
+  } else if (t.storage && unused(*t.storage)) {
     o.func = *t.storage;  // computed straight into the caller's memory
     o.internal_extents = t.storage_extents;
   } else if (!t.constant && unused(t.f) && t.f.defined()) {
@@ -333,6 +391,18 @@ void bind_input_shapes(ir::Model& model, const std::string& origin,
 LoweredModel lower_model(const ir::Model& model, const std::string& origin, const LowerOptions& options) {
   LoweringContext cx(model, origin, options);
   const ir::Graph& g = model.graph;
+  for (const std::string& name : options.channels_last_edges) {
+    bool found = false;
+    for (const ir::Value* v : g.inputs) found = found || (!v->constant && v->name == name);
+    for (const ir::Value* v : g.outputs) found = found || v->name == name;
+    if (!found) {
+      std::string names;
+      for (const ir::Value* v : g.inputs)
+        if (!v->constant) names += (names.empty() ? "'" : ", '") + v->name + "'";
+      for (const ir::Value* v : g.outputs) names += (names.empty() ? "'" : ", '") + v->name + "'";
+      throw Error(origin + ": --edge-layout names '" + name + "', which is no graph input or output; they are " + names);
+    }
+  }
   size_t live = 0;
   for (const auto& n : g.nodes()) live += !n->dead;
   if (live > kMaxNodes) {

@@ -50,17 +50,19 @@ struct LTensor {
 struct ParamInfo {
   std::string onnx_name;
   std::string c_name;            // the argument name in the generated C signature
-  std::vector<int64_t> shape;    // ONNX order
+  std::vector<int64_t> shape;    // the caller's dense row-major shape: ONNX order, or NHWC / NWC (layout)
   Halide::ImageParam param;
+  std::string layout;            // "" (the model's own order) or "NHWC" / "NWC" (--edge-layout)
 };
 
 // How the pipeline writes one graph output.
 struct OutputInfo {
   std::string onnx_name;
   std::string c_name;
-  std::vector<int64_t> shape;            // ONNX order (what the caller passes)
+  std::vector<int64_t> shape;            // what the caller passes: ONNX order, or NHWC / NWC (layout)
   std::vector<int64_t> internal_extents;  // the Halide output buffer, innermost first
   Halide::Func func;
+  std::string layout;                     // "" or "NHWC" / "NWC" (--edge-layout)
 };
 
 struct RuntimeWeightPlan;
@@ -98,6 +100,9 @@ struct LowerOptions {
   // record's schedule point (conv_tuning.h). Null: the chooser's.
   const ConvTuning* tuning = nullptr;
   LayoutPolicy layouts = LayoutPolicy::Auto;
+  // Graph inputs and outputs the caller passes channels-last (--edge-layout
+  // name=nhwc): a 4-D (N, C, H, W) one as NHWC, a 3-D (N, C, W) one as NWC.
+  std::set<std::string> channels_last_edges;
 };
 
 class LoweringContext {

@@ -117,6 +117,29 @@ ConvShape conv_shape(const LoweringContext& cx, const ir::Node& n, bool batched)
   return s;
 }
 
+// The fields of a schedule point its family reads ("family=channels,ch_vectors=4,...").
+std::string family_point(const batchconv_gen::ConvSchedule& s) {
+  const std::string all = batchconv_gen::to_string(s);
+  std::vector<std::string> prefixes;
+  if (s.family == batchconv_gen::ConvFamily::Channels) prefixes = {"family=", "ch_", "task_input_kb="};
+  else if (s.family == batchconv_gen::ConvFamily::Gpu) prefixes = {"family=", "gpu_"};
+  else prefixes = {"family=", "row_", "task_", "wide_", "dw_"};
+  std::string out;
+  size_t start = 0;
+  while (start <= all.size()) {
+    const size_t end = std::min(all.find(',', start), all.size());
+    const std::string field = all.substr(start, end - start);
+    for (const std::string& p : prefixes) {
+      if (field.rfind(p, 0) == 0) {
+        out += (out.empty() ? "" : ",") + field;
+        break;
+      }
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 // A baked weight as the channels family reads it, (co, ci, kx, ky, g, b)
 // dense: the output channel innermost.
 Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, const std::string& name) {
@@ -181,7 +204,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
   const ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
-                              ": " + choice.explanation);
+                              ": " + choice.explanation + "; point " + family_point(choice.schedule));
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
   // The grouped views of conv_algorithm.h, reading the ONNX-order Funcs.
   Var X("x"), Y("y"), ci("ci"), co("co"), g("g"), N("n"), B("b"), kx("kx"), ky("ky");

@@ -61,3 +61,44 @@ file(STRINGS "${WORK}/libdynamic_dim.a" ptx_target REGEX "^\\.target sm_61")
 if(NOT ptx_target)
   message(FATAL_ERROR "--target=host-cuda: the library's PTX is not for sm_61")
 endif()
+# Layouts: --explain-layouts prints each variant's schedule and layout lines; bad --layouts and
+# --edge-layout values are usage errors (exit 2); an edge of the wrong rank fails naming it, writing nothing.
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${TOOL}" "${MODELS}/conv_stack_opset17.onnx" -o "${WORK}" --explain-layouts
+                        --target=x86-64-linux-avx512_skylake,x86-64-linux-avx2-fma-f16c-sse41 --edge-layout y=nhwc
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+foreach(want "layout x86-64-linux-avx512_skylake: node '/b/Conv' \\(Conv\\) -> '[^']*': result channels innermost"
+             "layout x86-64-linux-avx2-fma-f16c-sse41: node '/b/Conv' \\(Conv\\) -> '[^']*': result channels innermost"
+             "-> 'y': result channels innermost: read only by channels-last graph output 'y'"
+             "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx512_skylake: [^\n]*ch_vectors=4"
+             "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx2-fma-f16c-sse41: [^\n]*ch_vectors=2")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "${want}")
+    message(FATAL_ERROR "--explain-layouts: expected '${want}' (exit ${rc}):\n${out}${err}")
+  endif()
+endforeach()
+file(READ "${WORK}/conv_stack_opset17.h" header)
+if(NOT header MATCHES "'y', float32 \\(2, 5, 6, 16\\) \\(NHWC" OR NOT header MATCHES "layouts auto")
+  message(FATAL_ERROR "the header does not record the NHWC output and the layout policy:\n${header}")
+endif()
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+foreach(case "--layouts=blocked|--layouts must be auto, nchw or nhwc" "--edge-layout=x|--edge-layout expects")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 flag)
+  list(GET case 1 want)
+  execute_process(COMMAND "${TOOL}" "${MODELS}/conv_stack_opset17.onnx" -o "${WORK}" ${flag}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "${want}")
+    message(FATAL_ERROR "${flag}: expected exit 2 with '${want}', got ${rc}:\n${err}")
+  endif()
+endforeach()
+execute_process(COMMAND "${TOOL}" "${MODELS}/seed1_opset17.onnx" -o "${WORK}" --edge-layout x=nhwc
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "input 'x' has shape \\(20, 16\\); a channels-last edge needs a 4-D")
+  message(FATAL_ERROR "--edge-layout x=nhwc on a 2-D input: expected exit 1 naming it, got ${rc}:\n${err}")
+endif()
+file(GLOB left "${WORK}/*" "${WORK}/.*")
+if(left)
+  message(FATAL_ERROR "files left behind after a refused edge layout: ${left}")
+endif()

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "compile_test_support.h"
@@ -252,6 +253,102 @@ TEST(LayoutPlan, RandomChainsComputeTheSameFunction) {
       << (bias ? ", b2" : "") << ")\n}\n";
     for (LayoutPolicy p : kPolicies) check(t.str(), p, w);
   }
+}
+
+}  // namespace
+}  // namespace batchconv::testing
+
+namespace batchconv::testing {
+namespace {
+
+// (N, C, H, W) <-> (N, H, W, C) data, or (N, C, W) <-> (N, W, C).
+ir::Tensor to_channels_last(const ir::Tensor& t, bool back) {
+  ir::Tensor out = t;
+  const std::vector<int64_t>& s = t.shape;
+  const bool four = s.size() == 4;
+  const int64_t n = s[0], c = back ? s.back() : s[1];
+  const int64_t h = four ? (back ? s[1] : s[2]) : 1, w = back ? s[s.size() - 2] : s.back();
+  out.shape = back ? (four ? std::vector<int64_t>{n, c, h, w} : std::vector<int64_t>{n, c, w})
+                   : (four ? std::vector<int64_t>{n, h, w, c} : std::vector<int64_t>{n, w, c});
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = 0; b < c; ++b)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t nchw = ((a * c + b) * h + y) * w + x, nhwc = ((a * h + y) * w + x) * c + b;
+          out.f[static_cast<size_t>(back ? nchw : nhwc)] = t.f[static_cast<size_t>(back ? nhwc : nchw)];
+        }
+  return out;
+}
+
+// Inputs and outputs passed channels-last (--edge-layout): the library's
+// arguments have the NHWC / NWC shapes, and the results are the model's.
+TEST(EdgeLayouts, ChannelsLastInputsAndOutputs) {
+  for (LayoutPolicy p : kPolicies) {
+    Weights w{true};
+    const std::string text = residual_stack(w);
+    std::unique_ptr<ir::Model> m = parse(text);
+    compiler::LowerOptions o;
+    o.layouts = p;
+    o.channels_last_edges = {"x", "y"};
+    compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
+    ASSERT_EQ(low.inputs[0].shape, (std::vector<int64_t>{2, 9, 11, 8}));
+    EXPECT_EQ(low.inputs[0].layout, "NHWC");
+    ASSERT_EQ(low.outputs[0].shape, (std::vector<int64_t>{2, 5, 6, 20}));
+    if (p == LayoutPolicy::Auto) {
+      // The last conv's result is read only by the channels-last output: stored channels innermost.
+      EXPECT_TRUE(stored_channels_innermost(low.layout_explanations, "y")) << line_of(low.layout_explanations, "y");
+    }
+    const uint64_t seed = std::random_device{}();
+    interp::TensorMap in = interp::random_inputs(*m, seed);
+    interp::TensorMap want = run_reference(*m, in);
+    interp::TensorMap cl = in;
+    cl["x"] = to_channels_last(in.at("x"), false);
+    interp::TensorMap got = run_jit(low, *m, cl);
+    EXPECT_LE(interp::max_relative_difference(to_channels_last(got.at("y"), true), want.at("y")), 1e-4)
+        << "seed " << seed << " layouts " << compiler::layout_policy_name(p);
+  }
+  // 1-D: (N, C, W) as NWC.
+  Weights w{false};
+  w.add("v", {24, 8, 3});
+  const std::string text = std::string(kHeader) + w.signature("float[3, 8, 19] s", "float[3, 24, 17] z") +
+                           "  z = Conv(s, v)\n}\n";
+  std::unique_ptr<ir::Model> m = parse(text);
+  compiler::LowerOptions o;
+  o.channels_last_edges = {"s", "z"};
+  compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
+  EXPECT_EQ(low.inputs[0].layout, "NWC");
+  interp::TensorMap in = interp::random_inputs(*m, 5);
+  for (float& v : in.at("v").f) v *= w.scale.at("v");
+  interp::TensorMap want = run_reference(*m, in);
+  interp::TensorMap cl = in;
+  cl["s"] = to_channels_last(in.at("s"), false);
+  interp::TensorMap got = run_jit(low, *m, cl);
+  EXPECT_LE(interp::max_relative_difference(to_channels_last(got.at("z"), true), want.at("z")), 1e-4);
+}
+
+TEST(EdgeLayouts, EdgesWithoutAChannelsLastFormAreErrorsNamingThem) {
+  const std::string text = std::string(kHeader) +
+                           "g (float[2, 5] a, float[2, 3, 4] x, float[6, 3, 1] w) => (float[2, 5] b, float[2, 6, 4] y) {\n"
+                           "  b = Relu(a)\n  y = Conv(x, w)\n}\n";
+  std::unique_ptr<ir::Model> m = parse(text);
+  auto message = [&](std::set<std::string> edges) {
+    compiler::LowerOptions o;
+    o.channels_last_edges = std::move(edges);
+    try {
+      compiler::lower_model(*m, "test.onnxtxt", o);
+    } catch (const compiler::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string rank = message({"a"});
+  EXPECT_NE(rank.find("input 'a' has shape (2, 5)"), std::string::npos) << rank;
+  EXPECT_NE(rank.find("4-D (N, C, H, W) or 3-D (N, C, W)"), std::string::npos) << rank;
+  const std::string out = message({"b"});
+  EXPECT_NE(out.find("output 'b' has shape (2, 5)"), std::string::npos) << out;
+  const std::string unknown = message({"q"});
+  EXPECT_NE(unknown.find("'q', which is no graph input or output; they are 'a', 'x', 'w', 'b', 'y'"), std::string::npos)
+      << unknown;
 }
 
 }  // namespace

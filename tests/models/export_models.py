@@ -143,6 +143,48 @@ class ParallelSeparate(nn.Module):
         return torch.relu(self.a(x)), self.b(x) * 2.0, self.a(x) + self.c(x)
 
 
+class ConvStack(nn.Module):
+    """Channels-family convs in a chain (a fused ReLU, a residual Add, a strided conv): the layout plan
+    stores the first two results channels innermost."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 32, 3, padding=1)
+        self.b = nn.Conv2d(32, 32, 3, padding=1, bias=False)
+        self.c = nn.Conv2d(32, 16, 3, padding=1, stride=2)
+
+    def forward(self, x):
+        r = torch.relu(self.a(x))
+        return self.c(torch.relu(self.b(r) + r))
+
+
+class ResNeXtBlock(nn.Module):
+    """1x1, grouped 3x3 (8 groups of 4), 1x1, residual, ReLU."""
+
+    def __init__(self, c=64, m=32, groups=8):
+        super().__init__()
+        self.reduce = nn.Conv2d(c, m, 1)
+        self.grouped = nn.Conv2d(m, m, 3, padding=1, groups=groups)
+        self.expand = nn.Conv2d(m, c, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.reduce(x))
+        h = torch.relu(self.grouped(h))
+        return torch.relu(self.expand(h) + x)
+
+
+class DepthwiseSeparable(nn.Module):
+    """Depthwise 3x3 + ReLU, pointwise 1x1 + ReLU (MobileNet's block)."""
+
+    def __init__(self, c=32, m=64):
+        super().__init__()
+        self.dw = nn.Conv2d(c, c, 3, padding=1, groups=c)
+        self.pw = nn.Conv2d(c, m, 1)
+
+    def forward(self, x):
+        return torch.relu(self.pw(torch.relu(self.dw(x))))
+
+
 def cases():
     """(name, module, example inputs[, dynamic batch])."""
     return [
@@ -162,6 +204,9 @@ def cases():
         ("seed2_dynbatch", Seed2Program(groups=2), (torch.randn(4, 3, 8, 8),), True),
         ("repeat_interleave_expand", RepeatInterleaveExpand(), (torch.randn(2, 16, 10),)),
         ("seed2_relu", Seed2ReluProgram(groups=3), (torch.randn(6, 3, 5, 5),)),
+        ("conv_stack", ConvStack(), (torch.randn(2, 8, 10, 12),)),
+        ("resnext_block", ResNeXtBlock(), (torch.randn(2, 64, 7, 9),)),
+        ("dw_separable", DepthwiseSeparable(), (torch.randn(2, 32, 9, 8),)),
         # Append new cases here: all cases draw from one random stream, so inserting one earlier
         # would change the data of every model after it.
     ]

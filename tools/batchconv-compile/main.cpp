@@ -3,6 +3,7 @@
 //   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
 //       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
 //       [--tuning=<db.jsonl> [--force-tuning]] [--layouts=auto|nchw|nhwc] [--explain-layouts]
+//       [--edge-layout <name>=nhwc]...
 //
 // Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
 // (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
@@ -54,7 +55,11 @@ const char* kUsage =
     "                             Concat) and NCHW elsewhere; nchw stores every result NCHW;\n"
     "                             nhwc every result that is not a graph output channels innermost.\n"
     "                             The interface stays NCHW either way\n"
-    "  --explain-layouts          print, per target and conv, how its result is stored and why\n"
+    "  --explain-layouts          print, per target and conv, its schedule and how its result is\n"
+    "                             stored, and why\n"
+    "  --edge-layout <name>=nhwc  the caller passes graph input or output <name> channels-last:\n"
+    "                             a 4-D (N, C, H, W) tensor as NHWC, a 3-D (N, C, W) one as NWC\n"
+    "                             (PyTorch's channels_last); repeatable; `=nchw` is the default\n"
     "  --list-conv-problems=FILE  write the model's convs as batchconv-tune problems (one line\n"
     "                             each, identical convs once) instead of compiling it\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
@@ -121,6 +126,14 @@ int main(int argc, char** argv) {
         std::optional<compiler::LayoutPolicy> p = compiler::parse_layout_policy(v);
         if (!p) return usage_error("--layouts must be auto, nchw or nhwc, not '" + v + "'");
         opt.layouts = *p;
+      } else if (a == "--edge-layout" || take(a, "--edge-layout", v)) {
+        if (a == "--edge-layout") v = next(a);
+        const size_t eq = v.find('=');
+        const std::string layout = eq == std::string::npos ? "" : v.substr(eq + 1);
+        if (eq == std::string::npos || eq == 0 || (layout != "nhwc" && layout != "nchw"))
+          return usage_error("--edge-layout expects <input or output>=nhwc|nchw, got '" + v + "'");
+        if (layout == "nhwc") opt.channels_last_edges.insert(v.substr(0, eq));
+        else opt.channels_last_edges.erase(v.substr(0, eq));
       } else if (a == "--explain-layouts") {
         opt.explain_layouts = true;
       } else if (a == "--force-tuning") {
@@ -151,7 +164,7 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < s.passes.size(); ++k) std::cout << (k ? ", " : "") << s.passes[k];
     }
     std::cout << "\n";
-    if (!opt.tuning_db.empty())
+    if (!opt.tuning_db.empty() || opt.explain_layouts)
       for (const std::string& c : s.conv_schedules) std::cout << "  conv " << c << "\n";
     if (opt.explain_layouts)
       for (const std::string& l : s.layouts) std::cout << "  layout " << l << "\n";
