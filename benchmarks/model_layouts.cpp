@@ -130,6 +130,18 @@ ModelSpec resnext_grouped() {
   return m;
 }
 
+// The depthwise-separable block's second depthwise conv alone.
+ModelSpec depthwise() {
+  const int64_t N = 8, M = 128, H = 28, W = 28;
+  std::ostringstream t;
+  t << kHeader << "g (float[" << dims({N, M, H, W}) << "] x, float[" << dims({M, 1, 3, 3}) << "] w0, float[" << M
+    << "] b0) => (float[" << dims({N, M, H, W}) << "] y) {\n"
+    << "  c0 = Conv<group = " << M << ", pads = [1, 1, 1, 1]>(x, w0, b0)\n  y = Relu(c0)\n}\n";
+  ModelSpec m{"depthwise", "depthwise 3x3 alone: N=8, 128 channels, 28x28, ReLU", t.str(), 1, {}};
+  m.peer = {{geom(N, M, H, W, M, 3, M), 0}};
+  return m;
+}
+
 // Depthwise-separable (MobileNet): depthwise 3x3 + ReLU, pointwise 1x1 + ReLU, twice.
 ModelSpec dw_separable() {
   const int64_t N = 8, C = 64, M = 128, H = 28, W = 28;
@@ -325,10 +337,17 @@ int main(int argc, char** argv) {
               bcbench::cpu_description().c_str(), threads, lim.fma_gflops, lim.fma_isa.c_str(), lim.copy_gbs,
               BCBENCH_HALIDE_VERSION, Halide::get_host_target().to_string().c_str(), reps,
               std::getenv("OMP_WAIT_POLICY"));
-  std::vector<ModelSpec> specs = {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), seed1()};
-  std::printf("oneDNN %s, layer by layer in its blocked layouts (reorders at the edges and where layouts differ).\n\n"
-              "| model | layouts auto (ms) | peak heap (MiB) | NCHW only (ms) | peak heap (MiB) | auto vs NCHW | oneDNN (ms) | auto vs oneDNN | auto, share of FMA peak |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", bcbench::dnnl_version_string().c_str());
+  std::vector<ModelSpec> specs = {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1()};
+  std::printf("oneDNN %s, layer by layer in its blocked layouts (reorders at the edges and where layouts differ);\n"
+              "PyTorch layer by layer (benchmarks/model_peer.py, NCHW, no_grad, 2 threads), after the others.\n\n",
+              bcbench::dnnl_version_string().c_str());
+  struct Row {
+    std::string name;
+    double auto_ms, nchw_ms, onednn_ms, share;
+    size_t auto_heap, nchw_heap;
+  };
+  std::vector<Row> rows;
+  std::ostringstream peer_spec;
   std::vector<std::string> plans;
   Halide::Target jit_target = Halide::get_host_target();
   std::mt19937 rng(7);
@@ -423,12 +442,62 @@ int main(int argc, char** argv) {
       return 1;
     }
     const double ma = median(t[0]), mn = median(t[1]), mp = median(tp);
-    std::printf("| %s | %.2f | %.1f | %.2f | %.1f | %.2fx | %.2f | %.2fx | %.0f%% |\n", spec.name.c_str(), ma,
-                peak[0] / 1048576.0, mn, peak[1] / 1048576.0, mn / ma, mp, mp / ma,
-                100.0 * variants[0].flops / (ma * 1e6) / lim.fma_gflops);
+    rows.push_back({spec.name, ma, mn, mp, 100.0 * variants[0].flops / (ma * 1e6) / lim.fma_gflops, peak[0], peak[1]});
+    std::fprintf(stderr, "model-layouts: %s: auto %.2f ms, nchw %.2f ms, oneDNN %.2f ms\n", spec.name.c_str(), ma, mn, mp);
     plans.push_back("  oneDNN: " + peer.impls());
+    peer_spec << spec.name << '|' << spec.tasks << '|' << reps << '|';
+    for (size_t k = 0; k < spec.peer.size(); ++k) {
+      const bcbench::ConvGeom& g = spec.peer[k].g;
+      peer_spec << (k ? ";" : "") << g.n << ',' << g.cin << ',' << g.h << ',' << g.w << ',' << g.cout << ',' << g.kh
+                << ',' << g.kw << ',' << g.groups << ',' << g.sh << ',' << g.sw << ',' << g.pt << ',' << g.pl << ','
+                << g.pb << ',' << g.pr << ',' << (g.one_d ? 1 : 0) << ',' << spec.peer[k].in << ','
+                << spec.peer[k].add << ',' << (spec.peer[k].relu ? 1 : 0);
+    }
+    peer_spec << '\n';
     std::fflush(stdout);
   }
+  // PyTorch, in its own process once ours are done.
+  std::map<std::string, double> torch_ms;
+  std::string torch_note;
+  {
+    char path[] = "/tmp/bc_model_peerXXXXXX";
+    const int fd = mkstemp(path);
+    if (fd >= 0) {
+      const std::string text = peer_spec.str();
+      if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) torch_note = "cannot write the spec";
+      close(fd);
+      const std::string cmd = std::string("/usr/bin/python3 ") + BCBENCH_MODEL_PEER + " " + path + " 2>&1";
+      if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        while (std::fgets(buf, sizeof buf, p)) {
+          std::string line(buf);
+          if (line.rfind("RESULT|", 0) == 0) {
+            std::stringstream ls(line.substr(7));
+            std::string model, med;
+            std::getline(ls, model, '|');
+            std::getline(ls, med, '|');
+            torch_ms[model] = std::atof(med.c_str());
+          } else if (line.rfind("SKIP|", 0) == 0) {
+            torch_note = line.substr(5);
+          }
+        }
+        pclose(p);
+      }
+      std::remove(path);
+    }
+  }
+  std::printf("| model | layouts auto (ms) | peak heap (MiB) | NCHW only (ms) | peak heap (MiB) | auto vs NCHW | "
+              "oneDNN (ms) | auto vs oneDNN | PyTorch (ms) | auto vs PyTorch | auto, share of FMA peak |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    std::printf("| %s | %.2f | %.1f | %.2f | %.1f | %.2fx | %.2f | %.2fx |", r.name.c_str(), r.auto_ms,
+                r.auto_heap / 1048576.0, r.nchw_ms, r.nchw_heap / 1048576.0, r.nchw_ms / r.auto_ms, r.onednn_ms,
+                r.onednn_ms / r.auto_ms);
+    if (torch_ms.count(r.name)) std::printf(" %.2f | %.2fx |", torch_ms[r.name], torch_ms[r.name] / r.auto_ms);
+    else std::printf(" - | - |");
+    std::printf(" %.0f%% |\n", r.share);
+  }
+  if (!torch_note.empty()) std::printf("\nPyTorch: %s\n", torch_note.c_str());
   std::printf("\nThe plan (auto):\n\n");
   for (const std::string& l : plans) std::printf("%s\n", l.c_str());
   return 0;

@@ -17,6 +17,7 @@
 #include "conv_chooser.h"
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
+#include "conv_schedule_cpu_lanes.h"
 #include "conv_schedule_gpu.h"
 #include "conv_tuning.h"
 #include "target_facts.h"
@@ -123,6 +124,7 @@ std::string family_point(const batchconv_gen::ConvSchedule& s) {
   std::vector<std::string> prefixes;
   if (s.family == batchconv_gen::ConvFamily::Channels) prefixes = {"family=", "ch_", "task_input_kb="};
   else if (s.family == batchconv_gen::ConvFamily::Gpu) prefixes = {"family=", "gpu_"};
+  else if (s.family == batchconv_gen::ConvFamily::Lanes) prefixes = {"family=", "lane_"};
   else prefixes = {"family=", "row_", "task_", "wide_", "dw_"};
   std::string out;
   size_t start = 0;
@@ -141,11 +143,16 @@ std::string family_point(const batchconv_gen::ConvSchedule& s) {
 }
 
 // A baked weight as the channels family reads it, (co, ci, kx, ky, g, b)
-// dense: the output channel innermost.
-Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, const std::string& name) {
-  Halide::Buffer<float> p({static_cast<int>(s.cout_g), static_cast<int>(s.cin_g), static_cast<int>(s.k_w),
-                           static_cast<int>(s.k_h), static_cast<int>(s.G), static_cast<int>(s.B)},
-                          name);
+// dense, the output channel innermost; or as the lanes family does,
+// (co, g, ci, kx, ky, b), the (channel, group) lane innermost.
+Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bool lanes, const std::string& name) {
+  const int co_ = static_cast<int>(s.cout_g), ci_ = static_cast<int>(s.cin_g), kx_ = static_cast<int>(s.k_w),
+            ky_ = static_cast<int>(s.k_h), g_ = static_cast<int>(s.G), b_ = static_cast<int>(s.B);
+  Halide::Buffer<float> dense = lanes ? Halide::Buffer<float>({co_, g_, ci_, kx_, ky_, b_}, name)
+                                      : Halide::Buffer<float>({co_, ci_, kx_, ky_, g_, b_}, name);
+  // Viewed in one order, (co, ci, kx, ky, g, b), whatever the storage.
+  // (transposed: old dim k goes to index order[k])
+  Halide::Buffer<float> p = lanes ? dense.transposed(std::vector<int>{0, 4, 1, 2, 3, 5}) : dense;
   // ONNX order: (B,) Cout, Cin_g, (KH,) KW, dense.
   for (int64_t b = 0; b < s.B; ++b)
     for (int64_t gg = 0; gg < s.G; ++gg)
@@ -157,7 +164,7 @@ Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, co
               p(static_cast<int>(o), static_cast<int>(i), static_cast<int>(x), static_cast<int>(y),
                 static_cast<int>(gg), static_cast<int>(b)) = w.f[static_cast<size_t>(src)];
             }
-  return p;
+  return dense;
 }
 
 void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
@@ -200,12 +207,14 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.dilation_y = static_cast<int>(s.d_h);
   q.pad_x = static_cast<int>(s.p_w);
   q.pad_y = static_cast<int>(s.p_h);
+  q.lanes_allowed = true;  // the compiler schedules the lanes family itself
   cx.conv_problems.push_back({ir::describe(&n), q});
   const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
   const ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
                               ": " + choice.explanation + "; point " + family_point(choice.schedule));
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
+  const bool lanes = choice.schedule.family == batchconv_gen::ConvFamily::Lanes;
   // The grouped views of conv_algorithm.h, reading the ONNX-order Funcs.
   Var X("x"), Y("y"), ci("ci"), co("co"), g("g"), N("n"), B("b"), kx("kx"), ky("ky");
   Func in6(cx.unique_c_name("f_" + n.name + "_in")), w6(cx.unique_c_name("f_" + n.name + "_w")),
@@ -221,16 +230,19 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     xi.push_back(X);
     wi.push_back(kx);
     in6(X, Y, ci, g, N, B) = read(x, xi);
-    if (channels && w.constant && w.constant->is_float() &&
+    if ((channels || lanes) && w.constant && w.constant->is_float() &&
         static_cast<int64_t>(w.constant->f.size()) == w.numel()) {
-      // Baked weights of the channels family are packed here, once: the
-      // output channel innermost, as the register tile reads them.
-      w6(kx, ky, ci, co, g, B) = packed_weights(*w.constant, s, cx.unique_c_name("c_" + n.name + "_wpacked"))(
-          co, ci, kx, ky, g, B);
+      // Baked weights of the channels and lanes families are packed here,
+      // once, as their register tiles read them: the output channel
+      // innermost, (co, ci, kx, ky, g), or the (channel, group) lane, (co, g, ci, kx, ky).
+      Halide::Buffer<float> p = packed_weights(*w.constant, s, lanes, cx.unique_c_name("c_" + n.name + "_wpacked"));
+      if (lanes) w6(kx, ky, ci, co, g, B) = p(co, g, ci, kx, ky, B);
+      else w6(kx, ky, ci, co, g, B) = p(co, ci, kx, ky, g, B);
     } else {
       w6(kx, ky, ci, co, g, B) = read(w, wi);
       // Runtime weights: packed once per call.
       if (channels) w6.compute_root().reorder_storage(co, ci, kx, ky, g, B);
+      if (lanes) w6.compute_root().reorder_storage(co, g, ci, kx, ky, B);
     }
     if (bias) {
       std::vector<Expr> bi;
@@ -255,7 +267,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   geo.cin_g = i32(s.cin_g);
   geo.cout_g = i32(s.cout_g);
   batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(
-      in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr), /*clamp_channels=*/!channels);
+      in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr), /*clamp_channels=*/!channels && !lanes);
   const batchconv_gen::ConvVars& v = f.v;
   Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
   out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
@@ -265,12 +277,17 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   ConvStage stage;
   stage.node = &n;
   stage.result = result;
-  stage.channels_family = channels;
+  stage.channels_family = channels || lanes;
   stage.gpu = choice.schedule.family == batchconv_gen::ConvFamily::Gpu;
   stage.storage = out6;
-  stage.schedule = [out6, f, s, facts, point = choice.schedule](bool in_channels_innermost,
+  stage.schedule = [out6, f, s, facts, lanes, point = choice.schedule](bool in_channels_innermost,
                                                                 bool out_channels_innermost) mutable {
     const batchconv_gen::ConvVars& v = f.v;
+    if (point.family == batchconv_gen::ConvFamily::Lanes) {
+      batchconv_gen::schedule_conv_cpu_lanes(out6, f, {v.n, v.b}, static_cast<int>(s.out_w), point, facts);
+      if (out_channels_innermost) out6.reorder_storage(v.c, v.g, v.x, v.y, v.n, v.b);
+      return;
+    }
     if (point.family == batchconv_gen::ConvFamily::Gpu) {
       batchconv_gen::schedule_conv_gpu(out6, f, {v.n, v.b}, Halide::Internal::make_bool(s.out_h == 1), point);
       return;

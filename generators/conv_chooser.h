@@ -25,6 +25,7 @@ struct ConvProblem {
   bool x_channels_last = false;  // x's channel stride is 1 (NHWC)
   bool y_channels_last = false;  // y's channel stride is 1 (NHWC)
   bool y_banks_outer = false;    // broadcast-input y laid out (B, N, Cout, ...), not (N, B*Cout, ...)
+  bool lanes_allowed = false;    // the caller runs the lanes family (the model compiler; not the AOT kernels)
 };
 
 struct ConvChoice {

@@ -1,4 +1,5 @@
-// The schedule point of a conv generator as generator params: `family` and
+// The schedule point of a conv generator as generator params: `family`
+// (rows, channels or gpu: the lanes family runs in compiled models only) and
 // one int param per field of ConvSchedule, named as the field (0 / -1: the
 // target's default). An AOT build or a tuner sets any point with
 // `-p ch_vectors=2` or CMake's PARAMS, without touching code.
@@ -48,6 +49,8 @@ struct ConvScheduleParams {
   Param<int> gpu_channels{"gpu_channels", 0};
   Param<int> gpu_reduction{"gpu_reduction", 0};
   Param<int> gpu_shared{"gpu_shared", -1};
+  Param<int> lane_columns{"lane_columns", 0};
+  Param<int> lane_task_rows{"lane_task_rows", 0};
 
   // The point these params give on `target`, defaults filled in; an invalid
   // point stops generation with a message naming the field.
@@ -80,8 +83,10 @@ struct ConvScheduleParams {
         {&ConvSchedule::gpu_channels, &gpu_channels},
         {&ConvSchedule::gpu_reduction, &gpu_reduction},
         {&ConvSchedule::gpu_shared, &gpu_shared},
+        {&ConvSchedule::lane_columns, &lane_columns},
+        {&ConvSchedule::lane_task_rows, &lane_task_rows},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 25, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 27, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

@@ -18,6 +18,12 @@
 //             the register tile is ch_vectors vectors of output channels x
 //             ch_columns output columns of one row; weights arrive packed with
 //             the output channel innermost; any x and y strides (NCHW, NHWC).
+//   lanes     output channels of several groups in one vector, for few
+//             channels per group (depthwise, ResNeXt): the register tile is
+//             one vector of (channel, group) lanes x lane_columns columns;
+//             weights packed with (channel, group) innermost. Run by the
+//             model compiler (generators/conv_schedule_cpu_lanes.h), not by
+//             the AOT kernels.
 //
 // This header has no Halide dependency: the runtime's chooser uses it too.
 #pragma once
@@ -28,7 +34,7 @@
 
 namespace batchconv_gen {
 
-enum class ConvFamily { Rows = 0, Channels = 1, Gpu = 2 };
+enum class ConvFamily { Rows = 0, Channels = 1, Gpu = 2, Lanes = 3 };
 
 const char* family_name(ConvFamily f);
 
@@ -80,6 +86,10 @@ struct ConvSchedule {
   int gpu_channels = 0;   // output channels per thread (and per block)
   int gpu_reduction = 0;  // input channels per reduction step
   int gpu_shared = -1;    // 1: the block's weights staged in shared memory; 0: read through the cache
+
+  // lanes family
+  int lane_columns = 0;    // most output columns per register tile (a divisor of the row is taken)
+  int lane_task_rows = 0;  // output rows per parallel task
 };
 
 // One field of the space, for generic code (generator params, text, tuner).

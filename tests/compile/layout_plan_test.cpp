@@ -155,8 +155,7 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
       {"transpose", "  t = Transpose<perm = [0, 1, 3, 2]>(c1)\n  y = Conv<pads = [1, 1, 1, 1]>(t, w2)\n",
        "float[2, 32, 11, 9] y", "Transpose"},
       {"flatten", "  f = Flatten(c1)\n  y = Gemm<transB = 1>(f, gw)\n", "float[2, 5] y", "Flatten"},
-      {"rows conv (depthwise)", "  y = Conv<group = 32, pads = [1, 1, 1, 1]>(c1, dw)\n", "float[2, 32, 9, 11] y",
-       "rows-family"},
+      {"rows conv (1x1, 32 taps)", "  y = Conv(c1, pw)\n", "float[2, 32, 9, 11] y", "rows-family"},
       {"graph output beside a conv", "  r = Relu(c1)\n  z = Conv<pads = [1, 1, 1, 1]>(r, w2)\n  y = Add(z, r)\n",
        "float[2, 32, 9, 11] y", "graph output"},
   };
@@ -166,7 +165,7 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
     w.add("w1", {32, 8, 3, 3});
     w.add("w2", {32, 32, 3, 3});
     w.add("gw", {5, 32 * 9 * 11});
-    w.add("dw", {32, 1, 3, 3});
+    w.add("pw", {32, 32, 1, 1});
     const std::string text = std::string(kHeader) + w.signature("float[2, 8, 9, 11] x", b.output) +
                              "  c1 = Conv<pads = [1, 1, 1, 1]>(x, w1)\n" + b.body + "}\n";
     const std::vector<std::string> autos = check(text, LayoutPolicy::Auto, w);

@@ -242,7 +242,7 @@ TEST(SchedulePoints, TextRoundTripAndErrors) {
     return std::string("no error");
   };
   EXPECT_NE(error_of("ch_vectorz=2").find("unknown field 'ch_vectorz'"), std::string::npos);
-  EXPECT_NE(error_of("family=tpu").find("family=tpu: expected rows, channels or gpu"), std::string::npos);
+  EXPECT_NE(error_of("family=tpu").find("family=tpu: expected rows, channels, gpu or lanes"), std::string::npos);
   EXPECT_NE(error_of("ch_columns=six").find("ch_columns=six is not an integer"), std::string::npos);
   EXPECT_NE(error_of("ch_columns").find("is not name=value"), std::string::npos);
 }
