@@ -10,9 +10,11 @@
 // input with contiguous channel vectors.
 //
 // Policy Auto (the default) stores a result channels innermost when the
-// conv runs the channels family and every reader of the result, through
-// elementwise ops, BatchNormalization and Concat, is a channels-family conv
-// reading it as its input: a reorder is never made where some reader pays
+// conv runs the channels family (not the lanes family: measured slower) and
+// every reader of the result, through
+// elementwise ops, BatchNormalization and Concat, is a channels- or
+// lanes-family conv reading it as its input (or a graph output passed
+// channels-last): a reorder is never made where some reader pays
 // for it (a pool, a reshape, a matmul, a rows-family conv, a graph output).
 // Policy Nchw keeps every result NCHW (the A/B baseline); ChannelsLast
 // stores every result that is not a graph output channels innermost (the

@@ -83,6 +83,7 @@ struct ConvStage {
   const ir::Value* result = nullptr;  // what the graph reads: the conv's output, or its fused Relu's
   bool channels_family = false;       // the chooser's family is "channels" (CPU)
   bool gpu = false;
+  bool lanes = false;                 // the lanes family (a channel-vector conv too)
   Halide::Func storage;               // the compute_root Func (x, y, c, g, n, b) holding the result
   // Schedules the conv for an input read with channels innermost (a stride-1
   // channel) or not, and stores its result with channels innermost or not.

@@ -278,6 +278,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   stage.node = &n;
   stage.result = result;
   stage.channels_family = channels || lanes;
+  stage.lanes = lanes;
   stage.gpu = choice.schedule.family == batchconv_gen::ConvFamily::Gpu;
   stage.storage = out6;
   stage.schedule = [out6, f, s, facts, lanes, point = choice.schedule](bool in_channels_innermost,
