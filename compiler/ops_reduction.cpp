@@ -1,13 +1,17 @@
 // Ops that reduce: MatMul, Gemm, MaxPool, AveragePool, GlobalAveragePool,
-// Softmax, LogSoftmax. Each is compute_root, vectorised along its innermost
-// dimension and parallel over the others (schedule_reduction); inputs that
-// are inlined arithmetic are materialised first so the reduction does not
-// recompute them.
+// Softmax, LogSoftmax. Each is compute_root; MatMul and Gemm take the
+// batched-linear generator's register-tiled CPU schedule
+// (generators/linear_schedule_cpu.h), the others are vectorised along
+// their innermost dimension and parallel over the others
+// (schedule_reduction); inputs that are inlined arithmetic are
+// materialised first so the reduction does not recompute them.
 #include <algorithm>
 #include <cmath>
 
 #include "ir/conv_window.h"
+#include "linear_schedule_cpu.h"
 #include "ops.h"
+#include "target_facts.h"
 
 namespace batchconv::compiler {
 namespace {
@@ -40,6 +44,26 @@ void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, 
   cx.define(n.outputs[output], make_tensor(f, std::move(shape)));
 }
 
+// The result of a matmul-like reduction acc(col, row, batch...): on a CPU
+// the batched-linear generator's register-tiled schedule
+// (linear_schedule_cpu.h) with the batch dims in the parallel loop; on a
+// GPU one thread per element, as other reductions.
+Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::vector<Var>& vars,
+                 const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t cols) {
+  Func f = cx.func(n);
+  f(vars) = acc(vars);
+  if (cx.target().has_gpu_feature()) {
+    schedule_reduction(acc, reversed(shape), cx.target());
+    schedule_reduction(f, reversed(shape), cx.target());
+    return f;
+  }
+  f.compute_root();
+  std::vector<Var> outer(vars.begin() + 2, vars.end());
+  batchconv_gen::schedule_linear_cpu(f, acc, vars[0], vars[1], outer, r.x, i32(cols),
+                                     batchconv_gen::target_facts(cx.target()));
+  return f;
+}
+
 void matmul(LoweringContext& cx, const ir::Node& n) {
   const LTensor a = materialize(cx, n, cx.input(n, 0), "a");
   const LTensor b = materialize(cx, n, cx.input(n, 1), "b");
@@ -69,10 +93,13 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
     else i.push_back(row), i.push_back(col);
     return read(t, i);
   };
-  Func f = cx.func(n);
-  f(vars) = 0.0f;
-  f(vars) += operand(a, as, idx[batch.size()], r, true) * operand(b, bs, r, idx[batch.size() + 1], false);
-  schedule_reduction(f, reversed(full), cx.target());
+  // The output row read from A is clamped: the CPU schedule's row tiles
+  // round up past M (linear_schedule_cpu.h).
+  Expr row = Halide::clamp(idx[batch.size()], 0, i32(M - 1));
+  Func acc = cx.func(n, "acc");
+  acc(vars) = 0.0f;
+  acc(vars) += operand(a, as, row, r, true) * operand(b, bs, r, idx[batch.size() + 1], false);
+  Func f = linear_root(cx, n, acc, vars, full, r, N);
   LTensor t = make_tensor(f, full);
   std::vector<int64_t> shape = batch;
   if (a.rank() > 1) shape.push_back(M);
@@ -115,12 +142,15 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   }
   Var x("n"), y("m");
   RDom r(0, i32(K), "k");
-  Func f = cx.func(n);
-  f(x, y) = c ? beta * read_broadcast(*c, shape, {y, x}) : Expr(0.0f);
-  Expr av = ta ? read(a, {r, y}) : read(a, {y, r});
+  // Rows clamped for the CPU schedule's rounded-up row tiles.
+  Expr row = Halide::clamp(y, 0, i32(M - 1));
+  Func acc = cx.func(n, "acc");
+  acc(x, y) = c ? beta * read_broadcast(*c, shape, {row, x}) : Expr(0.0f);
+  Expr av = ta ? read(a, {r, row}) : read(a, {row, r});
   Expr bv = tb ? read(b, {x, r}) : read(b, {r, x});
-  f(x, y) += alpha * av * bv;
-  define_root(cx, n, 0, f, shape);
+  acc(x, y) += alpha * av * bv;
+  Func f = linear_root(cx, n, acc, {x, y}, shape, r, N);
+  cx.define(n.outputs[0], make_tensor(f, shape));
 }
 
 struct Window {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "Halide.h"
+#include "linear_schedule_cpu.h"
 #include "schedule_space.h"
 #include "target_facts.h"
 
@@ -90,46 +91,10 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
     acc_.update().reorder(m_, n_, r_).unroll(m_).unroll(n_);
   }
 
-  // Register tile: tm vectors of M x tn rows of N, the K loop inside; each
-  // step loads tm weight vectors and broadcasts tn inputs. Slices and row
-  // tiles run in parallel. M >= 2 vectors uses tm = 2, M >= 1 vector tm = 1
-  // (whole tiles, shifted inwards at the edge); narrower M runs scalar.
-  // Registers: tm*tn accumulators + tm weight vectors + 1 broadcast <= the
-  // register file (AVX-512: 2 x 12 = 24 + 3; AVX2: 2 x 6 = 12 + 3).
-  // Achieved (AVX-512, 1 thread, thread CPU time on a loaded Zen 5; peak
-  // 218.5 GFLOP/s per thread): B = 32, N = K = M = 256: 126 GFLOP/s (58%),
-  // 143 (66%) with a shared x; seed 3's B = 100, N = 10, 50 -> 75: 79 (36%),
-  // too small to amortise the tile edges (75 = 4.7 vectors).
+  // The shared register-tiled schedule (linear_schedule_cpu.h), the slices
+  // fused with the row tiles into the parallel loop.
   void schedule_cpu() {
-    const TargetFacts facts = target_facts(get_target());
-    const int vec = facts.vector_floats;
-    const int tn = std::min(12, std::max(1, (facts.registers - 3) / 2));
-    Var mo("mo"), mi("mi"), no("no"), ni("ni"), t("t"), mv("mv");
-    Expr m_extent = y.dim(0).extent();
-
-    // vectors = 0: one output column per tile, scalar code.
-    auto tile = [&](Stage out, Stage init, Stage update, int vectors) {
-      const int width = vectors > 0 ? vec * vectors : 1;
-      out.split(m_, mo, mi, width, TailStrategy::ShiftInwards)
-          .split(n_, no, ni, tn, TailStrategy::GuardWithIf)
-          .reorder(mi, ni, mo, no, b_)
-          .fuse(no, b_, t)
-          .parallel(t);
-      if (vectors == 0) return;
-      out.vectorize(mi, vec);
-      for (Stage s : {init, update}) {
-        s.split(n_, no, n_, tn, TailStrategy::RoundUp).split(m_, m_, mv, vec);
-      }
-      init.reorder(mv, m_, n_, no).vectorize(mv).unroll(m_).unroll(n_);
-      update.reorder(mv, m_, n_, r_, no).vectorize(mv).unroll(m_).unroll(n_);
-    };
-    Stage update = acc_.update();
-    for (int vectors : {2, 1}) {
-      Expr fits = m_extent >= vec * vectors;
-      tile(y.specialize(fits), acc_.specialize(fits), update.specialize(fits), vectors);
-    }
-    tile(y, acc_, update, 0);
-    acc_.compute_at(y, mo);
+    schedule_linear_cpu(y, acc_, m_, n_, {b_}, r_.x, y.dim(0).extent(), target_facts(get_target()));
   }
 
   Var m_{"m"}, n_{"n"}, b_{"b"};

@@ -113,6 +113,29 @@ g (float[3, 1, 5, 6] a, float[4, 6, 10] b, float[6] v, float[6, 3] m) => (float[
 })");
 }
 
+// Shapes that reach every path of the register-tiled linear schedule: two
+// and one vectors of columns (shifted at the edge) and scalar columns, row
+// tiles rounded up past M, batch dims in the parallel loop, broadcasting.
+TEST(Lowering, MatMulAndGemmTiles) {
+  expect_matches_interpreter(std::string(kHeader) + R"(
+g (float[37, 19] a, float[45, 19] b, float[1, 45] c, float[19, 37] at, float[37, 45] cf) => (float[37, 45] y, float[37, 45] z) {
+  y = Gemm<transB = 1, alpha = 0.75, beta = 0.5>(a, b, c)
+  z = Gemm<transA = 1, transB = 1>(at, b, cf)
+})");
+  expect_matches_interpreter(std::string(kHeader) + R"(
+g (float[2, 3, 29, 17] a, float[3, 17, 33] b, float[17] v, float[17, 20] m) => (float[2, 3, 29, 33] y, float[2, 3, 29] z, float[2, 3, 29, 20] u) {
+  y = MatMul(a, b)
+  z = MatMul(a, v)
+  u = MatMul(a, m)
+})");
+  expect_matches_interpreter(std::string(kHeader) + R"(
+g (float[13, 64] x, float[64, 70] w1, float[70] b1, float[70, 3] w2) => (float[13, 3] y) {
+  h = Gemm(x, w1, b1)
+  r = Relu(h)
+  y = MatMul(r, w2)
+})");
+}
+
 TEST(Lowering, ElementwiseWithBroadcasting) {
   expect_matches_interpreter(std::string(kHeader) + R"(
 g (float[2, 3, 4] a, float[3, 1] b, float[4] c) => (float[2, 3, 4] y, float[2, 3, 4] z) {
