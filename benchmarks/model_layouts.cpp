@@ -50,11 +50,18 @@ struct PeerLayer {
   bool relu = true;
 };
 
+// One Gemm of an MLP's oneDNN peer: y (rows, n) = relu?(x (rows, k) @ w<k> (k, n) + b<k>).
+struct GemmLayer {
+  int64_t rows, k, n;
+  bool relu;
+};
+
 struct ModelSpec {
   std::string name, what;
   std::string text;              // ONNX text; weights are inputs named w<k>, b<k>
   int64_t tasks = 1;             // batched-weight models: oneDNN runs each task's slice in turn
   std::vector<PeerLayer> peer;   // the same model layer by layer for oneDNN
+  std::vector<GemmLayer> gemms;  // or, for an MLP, its Gemms (oneDNN's sgemm)
 };
 
 bcbench::ConvGeom geom(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t k, int64_t groups = 1) {
@@ -173,6 +180,20 @@ ModelSpec seed1() {
   return m;
 }
 
+// An MLP: three Gemms with ReLU between them (a classifier head's shapes).
+ModelSpec mlp() {
+  const int64_t N = 256, D = 1024, O = 10;
+  std::ostringstream t;
+  t << kHeader << "g (float[" << dims({N, D}) << "] x, float[" << dims({D, D}) << "] w0, float[" << D
+    << "] b0, float[" << dims({D, D}) << "] w1, float[" << D << "] b1, float[" << dims({D, O}) << "] w2, float[" << O
+    << "] b2) => (float[" << dims({N, O}) << "] y) {\n"
+    << "  h0 = Gemm(x, w0, b0)\n  r0 = Relu(h0)\n  h1 = Gemm(r0, w1, b1)\n  r1 = Relu(h1)\n"
+    << "  y = Gemm(r1, w2, b2)\n}\n";
+  ModelSpec m{"mlp", "256 rows, 1024 -> 1024 -> 1024 -> 10, Gemm + ReLU", t.str(), 1, {}, {}};
+  m.gemms = {{N, D, D, true}, {N, D, D, true}, {N, D, O, false}};
+  return m;
+}
+
 // Peak heap of the pipeline (its compute_root intermediates), through Halide's JIT allocator hook.
 size_t g_live = 0, g_peak = 0;
 void* counting_malloc(Halide::JITUserContext*, size_t n) {
@@ -287,6 +308,43 @@ class OnednnPeer {
   int64_t in_task_ = 0, out_task_ = 0;
 };
 
+// An MLP layer by layer through oneDNN's sgemm, bias and ReLU a loop.
+class SgemmPeer {
+ public:
+  SgemmPeer(const ModelSpec& spec, const batchconv::ir::Model& model, int threads) : spec_(spec), threads_(threads) {
+    for (size_t k = 0; k < spec.gemms.size(); ++k) {
+      w_.push_back(model.graph.find_value("w" + std::to_string(k))->constant->f);
+      b_.push_back(model.graph.find_value("b" + std::to_string(k))->constant->f);
+      out_.emplace_back(static_cast<size_t>(spec.gemms[k].rows * spec.gemms[k].n));
+    }
+  }
+  void run(const float* x, float* y) {
+    const float* in = x;
+    for (size_t k = 0; k < spec_.gemms.size(); ++k) {
+      const GemmLayer& g = spec_.gemms[k];
+      float* o = k + 1 == spec_.gemms.size() ? y : out_[k].data();
+      dnnl_sgemm('N', 'N', g.rows, g.n, g.k, 1.0f, in, g.k, w_[k].data(), g.n, 0.0f, o, g.n);
+      const float* b = b_[k].data();
+      const int64_t n = g.n;
+      const bool relu = g.relu;
+      bcbench::parallel_ranges(g.rows, threads_, [&](int64_t a, int64_t e) {
+        for (int64_t r = a; r < e; ++r)
+          for (int64_t c = 0; c < n; ++c) {
+            const float v = o[r * n + c] + b[c];
+            o[r * n + c] = relu ? std::max(v, 0.0f) : v;
+          }
+      });
+      in = o;
+    }
+  }
+  std::string impls() const { return "dnnl_sgemm x " + std::to_string(spec_.gemms.size()); }
+
+ private:
+  const ModelSpec& spec_;
+  int threads_;
+  std::vector<std::vector<float>> w_, b_, out_;
+};
+
 struct Compiled {
   batchconv::compiler::LoweredModel low;
   std::vector<Halide::Buffer<float>> ins, outs;
@@ -338,7 +396,7 @@ int main(int argc, char** argv) {
               bcbench::cpu_description().c_str(), threads, lim.fma_gflops, lim.fma_isa.c_str(), lim.copy_gbs,
               BCBENCH_HALIDE_VERSION, Halide::get_host_target().to_string().c_str(), reps,
               std::getenv("OMP_WAIT_POLICY"));
-  std::vector<ModelSpec> specs = {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1()};
+  std::vector<ModelSpec> specs = {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp()};
   std::printf("oneDNN %s, layer by layer in its blocked layouts (reorders at the edges and where layouts differ);\n"
               "PyTorch layer by layer (benchmarks/model_peer.py, NCHW, no_grad, 2 threads), after the others.\n\n",
               bcbench::dnnl_version_string().c_str());
@@ -395,6 +453,7 @@ int main(int argc, char** argv) {
       c.low.pipeline.compile_jit(target);
       for (const auto& [node, q] : c.low.conv_problems)
         c.flops += 2.0 * q.batch * q.n * q.groups * q.cout_g * q.out_h * q.out_w * q.cin_g * q.kernel_h * q.kernel_w;
+      for (const GemmLayer& g : spec.gemms) c.flops += 2.0 * g.rows * g.k * g.n;
       if (k == 0) {
         plans.push_back("**" + spec.name + "** (" + spec.what + "):");
         for (const std::string& l : c.low.layout_explanations) plans.push_back("- " + l);
@@ -402,14 +461,18 @@ int main(int argc, char** argv) {
     }
     // Same inputs for both; check they agree.
     for (size_t i = 0; i < variants[0].ins.size(); ++i) variants[1].ins[i].copy_from(variants[0].ins[i]);
-    OnednnPeer peer(spec, *model, threads);
+    std::unique_ptr<OnednnPeer> conv_peer;
+    std::unique_ptr<SgemmPeer> gemm_peer;
+    if (spec.gemms.empty()) conv_peer = std::make_unique<OnednnPeer>(spec, *model, threads);
+    else gemm_peer = std::make_unique<SgemmPeer>(spec, *model, threads);
     std::vector<float> peer_out(variants[0].outs[0].number_of_elements());
     std::vector<double> t[2], tp;
     size_t peak[2] = {0, 0};
     for (int r = 0; r < reps + 2; ++r) {
       {
         const auto t0 = std::chrono::steady_clock::now();
-        peer.run(variants[0].ins[0].data(), peer_out.data());
+        if (conv_peer) conv_peer->run(variants[0].ins[0].data(), peer_out.data());
+        else gemm_peer->run(variants[0].ins[0].data(), peer_out.data());
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (r >= 2) tp.push_back(ms);
       }
@@ -448,7 +511,8 @@ int main(int argc, char** argv) {
     const double ma = median(t[0]), mn = median(t[1]), mp = median(tp);
     rows.push_back({spec.name, ma, mn, mp, 100.0 * variants[0].flops / (ma * 1e6) / lim.fma_gflops, peak[0], peak[1]});
     std::fprintf(stderr, "model-layouts: %s: auto %.2f ms, nchw %.2f ms, oneDNN %.2f ms\n", spec.name.c_str(), ma, mn, mp);
-    plans.push_back("  oneDNN: " + peer.impls());
+    plans.push_back("  oneDNN: " + (conv_peer ? conv_peer->impls() : gemm_peer->impls()));
+    if (spec.peer.empty()) continue;  // (model_peer.py runs convs only)
     peer_spec << spec.name << '|' << spec.tasks << '|' << reps << '|';
     for (size_t k = 0; k < spec.peer.size(); ++k) {
       const bcbench::ConvGeom& g = spec.peer[k].g;
