@@ -6,6 +6,7 @@
 #include <set>
 
 #include "interpreter/interpreter.h"
+#include "fusion_plan.h"
 #include "layout_plan.h"
 #include "onnx/onnx_io.h"
 #include "ops.h"
@@ -428,9 +429,11 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   for (const auto& v : g.values()) {
     if (v->constant && !v->producer && (!v->uses.empty() || v->is_graph_output)) lower_initializer(cx, v.get(), originals);
   }
+  plan_fusions(cx);
   for (const ir::Node* n : g.topological_order()) {
     if (n->dead || cx.is_fused(n)) continue;
     if (fold_node(cx, *n)) {
+      cx.unfuse_activation(n);
       for (const ir::Value* v : n->outputs)
         if (v && cx.has(v)) check_size(cx, n, "output '" + v->name + "'", cx.at(v).shape);
       continue;

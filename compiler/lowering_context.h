@@ -133,9 +133,25 @@ class LoweringContext {
   Halide::Func func(const ir::Node& n, const std::string& suffix = "");
   std::string unique_c_name(const std::string& base);
 
-  // Nodes lowered as part of another (a Relu fused into its conv): skipped.
-  void mark_fused(const ir::Node* n) { fused_.insert(n); }
+  // Nodes lowered as part of another (a Relu fused into its conv), as the
+  // fusion plan (fusion_plan.h) decided: skipped by the graph walk.
+  void fuse_activation(const ir::Node* conv, const ir::Node* activation) {
+    fused_.insert(activation);
+    activations_[conv] = activation;
+  }
+  // A conv evaluated at compile time keeps its activation a node of its own.
+  void unfuse_activation(const ir::Node* conv) {
+    if (auto it = activations_.find(conv); it != activations_.end()) {
+      fused_.erase(it->second);
+      activations_.erase(it);
+    }
+  }
   bool is_fused(const ir::Node* n) const { return fused_.count(n) > 0; }
+  // The activation fused into `conv`, or nullptr.
+  const ir::Node* fused_activation(const ir::Node* conv) const {
+    auto it = activations_.find(conv);
+    return it == activations_.end() ? nullptr : it->second;
+  }
 
   std::vector<ParamInfo> inputs, weights;
   std::vector<OutputInfo> outputs;
@@ -155,6 +171,7 @@ class LoweringContext {
   std::map<const ir::Value*, LTensor> values_;
   std::set<std::string> names_;
   std::set<const ir::Node*> fused_;
+  std::map<const ir::Node*, const ir::Node*> activations_;
 };
 
 // ---- helpers shared by the op lowerings (lowering_util.cpp) ----

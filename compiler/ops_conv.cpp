@@ -174,17 +174,11 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   const LTensor* bias = cx.optional_input(n, 2);
   const bool two_d = s.spatial == 2;
 
-  // A Relu that is the conv's only consumer runs inside the conv (the
-  // algorithm's fused activation): its value is the conv's storage, so a
-  // Conv -> Relu graph output is still written in place.
+  // A Relu the fusion plan (fusion_plan.h) put inside this conv: its value
+  // is the conv's storage, so a Conv -> Relu graph output is still written in place.
   const ir::Value* result = n.outputs[0];
-  const ir::Node* relu = nullptr;
-  if (!result->is_graph_output && result->uses.size() == 1 && result->uses[0].node->op_type == "Relu" &&
-      (result->uses[0].node->domain.empty() || result->uses[0].node->domain == "ai.onnx")) {
-    relu = result->uses[0].node;
-    result = relu->outputs[0];
-    cx.mark_fused(relu);
-  }
+  const ir::Node* relu = cx.fused_activation(&n);
+  if (relu) result = relu->outputs[0];
   // The project's one chooser picks the family and point for this conv, or
   // a tuning database's record of its shape does. The problem is keyed as
   // the runtime keys a call (conv_path.cpp): NCHW activations.

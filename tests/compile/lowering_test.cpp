@@ -136,6 +136,17 @@ g (float[13, 64] x, float[64, 70] w1, float[70] b1, float[70, 3] w2) => (float[1
 })");
 }
 
+// A conv with constant inputs is evaluated at compile time; the Relu the
+// fusion plan had put inside it is then lowered on its own.
+TEST(Lowering, FoldedConvKeepsItsRelu) {
+  expect_matches_interpreter(std::string(kHeader) + R"(
+g (float[1, 2, 3] a) => (float[1, 2, 3] y) <float[1, 2, 5] xc = {1, -2, 3, -4, 5, -6, 7, -8, 9, -1}, float[2, 2, 3] w = {1, 0, -1, 2, 1, 0, -1, 1, 2, 0, -2, 1}> {
+  c = Conv(xc, w)
+  r = Relu(c)
+  y = Add(r, a)
+})");
+}
+
 TEST(Lowering, ElementwiseWithBroadcasting) {
   expect_matches_interpreter(std::string(kHeader) + R"(
 g (float[2, 3, 4] a, float[3, 1] b, float[4] c) => (float[2, 3, 4] y, float[2, 3, 4] z) {
