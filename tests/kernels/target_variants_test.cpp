@@ -22,31 +22,7 @@ namespace batchconv::test {
 namespace {
 
 using support::Variant;
-const char* variant_name(Variant v) {
-  return v == Variant::Avx512 ? "avx512" : v == Variant::Avx2 ? "avx2" : "baseline";
-}
-
-Variant g_allowed = Variant::Avx512;
-int g_accepted_mask = 0;  // bit v set: the hook accepted a feature set of Variant v
-int g_hook_calls = 0;
-
-int forcing_hook(int count, const uint64_t* f) {
-  ++g_hook_calls;
-  const Variant v = support::variant_of(count, f);
-  if (static_cast<int>(v) < static_cast<int>(g_allowed)) return 0;
-  if (!halide_default_can_use_target_features(count, f)) return 0;
-  g_accepted_mask |= 1 << static_cast<int>(v);
-  return 1;
-}
-
-bool cpu_supports(Variant v) {
-  __builtin_cpu_init();
-  if (v == Variant::Baseline) return true;
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (v == Variant::Avx2) return avx2;
-  return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-}
+using support::variant_name;
 
 bool g_forced = false;
 
@@ -56,10 +32,9 @@ class ForceVariant : public ::testing::Environment {
   void SetUp() override {
     const char* v = std::getenv("BATCHCONV_TEST_VARIANT");
     if (!v) return;
-    const std::string s(v);
-    g_allowed = s == "avx2" ? Variant::Avx2 : s == "baseline" ? Variant::Baseline : Variant::Avx512;
-    if (!cpu_supports(g_allowed)) return;
-    halide_set_custom_can_use_target_features(forcing_hook);
+    support::variant_forcing().allowed = support::parse_variant(v);
+    if (!support::cpu_supports(support::parse_variant(v))) return;
+    support::restrict_to(support::parse_variant(v));
     g_forced = true;
   }
 };
@@ -70,16 +45,16 @@ class TargetVariant : public ::testing::Test {
   void SetUp() override {
     if (!std::getenv("BATCHCONV_TEST_VARIANT"))
       GTEST_SKIP() << "set BATCHCONV_TEST_VARIANT=avx512|avx2|baseline (ctest does)";
-    if (!g_forced) GTEST_SKIP() << "this CPU cannot run the " << variant_name(g_allowed) << " variant";
+    if (!g_forced)
+      GTEST_SKIP() << "this CPU cannot run the " << variant_name(support::variant_forcing().allowed) << " variant";
   }
   // The wrapper asks about the feature sets of the better variants (the
   // baseline needs none) and runs the best one accepted: that must be the
   // forced one, and the hook must have been asked at all.
   void expect_dispatched(const std::string& what) {
-    const Variant ran = g_accepted_mask & 1 ? Variant::Avx512
-                        : g_accepted_mask & 2 ? Variant::Avx2 : Variant::Baseline;
-    EXPECT_GT(g_hook_calls, 0) << what << ": the dispatch hook was never consulted";
-    EXPECT_EQ(variant_name(ran), std::string(variant_name(g_allowed)))
+    const Variant ran = support::accepted_variant();
+    EXPECT_GT(support::variant_forcing().hook_calls, 0) << what << ": the dispatch hook was never consulted";
+    EXPECT_EQ(variant_name(ran), std::string(variant_name(support::variant_forcing().allowed)))
         << what << ": the multi-target wrapper ran another variant than the forced one";
   }
 };
