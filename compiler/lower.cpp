@@ -118,7 +118,7 @@ void lower_input(LoweringContext& cx, const ir::Value* v) {
       if (shape.size() == 4) {
         Var xi("xi"), ci("ci");
         f.tile(x, c, xi, ci, vec, vec, Halide::TailStrategy::GuardWithIf).vectorize(xi).unroll(ci);
-        f.parallel(vars[2]);
+        f.parallel(vars[1]);  // rows
       } else {
         f.vectorize(x, vec, Halide::TailStrategy::GuardWithIf).parallel(c);
       }
