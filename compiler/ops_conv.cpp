@@ -202,6 +202,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.pad_x = static_cast<int>(s.p_w);
   q.pad_y = static_cast<int>(s.p_h);
   q.lanes_allowed = true;  // the compiler schedules the lanes family itself
+  q.extents_known = true;
   cx.conv_problems.push_back({ir::describe(&n), q});
   const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
   const ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));

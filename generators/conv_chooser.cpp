@@ -45,8 +45,13 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
   // ResNeXt's 4 per group): vectors of (channel, group) lanes, where the
   // caller has that family. ResNeXt's grouped 3x3 (8 images, 32 x 4
   // channels, 14x14) 0.77 -> 0.19-0.24 ms, a 128-channel depthwise 3x3 at
-  // 28x28 0.82 -> 0.41 ms (model-layouts).
-  if (p.lanes_allowed && p.op != ConvOp::BroadcastInput && p.cout_g < vec && p.groups * p.cout_g >= vec) {
+  // 28x28 0.82 -> 0.41 ms (model-layouts). The AOT kernels (any shape)
+  // gain only where the rows family would copy channels-last tensors: on
+  // NCHW tensors they transpose each task's input and scatter its output,
+  // and measured 1.8-2x slower than the rows family (ResNeXt g=32 and a
+  // 256-channel depthwise 3x3, 8 images at 56x56, batchconv-bench).
+  if (p.lanes_allowed && (p.extents_known || channels_last) && p.op != ConvOp::BroadcastInput &&
+      p.cout_g < vec && p.groups * p.cout_g >= vec) {
     c.schedule = default_conv_schedule(t, ConvFamily::Lanes);
     c.reason = "lanes: Cout_g " + std::to_string(p.cout_g) + " < " + std::to_string(vec) + " lanes, " +
                std::to_string(p.groups) + " groups x " + std::to_string(p.cout_g) + " = " +
@@ -61,6 +66,18 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
                " (short reduction)";
   }
   return c;
+}
+
+std::vector<int> lanes_specialized_cout_g(const TargetFacts& t) {
+  std::vector<int> v;
+  for (int c = 1; c < t.vector_floats; c *= 2) v.push_back(c);
+  return v;
+}
+
+bool lanes_kernel_fits(int64_t cout_g, const TargetFacts& t) {
+  for (int c : lanes_specialized_cout_g(t))
+    if (c == cout_g) return true;
+  return false;
 }
 
 const char* conv_op_name(ConvOp op) {

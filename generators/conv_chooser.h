@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "schedule_space.h"
 
@@ -25,7 +26,10 @@ struct ConvProblem {
   bool x_channels_last = false;  // x's channel stride is 1 (NHWC)
   bool y_channels_last = false;  // y's channel stride is 1 (NHWC)
   bool y_banks_outer = false;    // broadcast-input y laid out (B, N, Cout, ...), not (N, B*Cout, ...)
-  bool lanes_allowed = false;    // the caller runs the lanes family (the model compiler; not the AOT kernels)
+  // The caller runs the lanes family for this Cout_g: the model compiler for
+  // any, the runtime's AOT kernels where lanes_kernel_fits().
+  bool lanes_allowed = false;
+  bool extents_known = false;  // every extent is a compile-time constant (the model compiler)
 };
 
 struct ConvChoice {
@@ -34,6 +38,12 @@ struct ConvChoice {
 };
 
 ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target);
+
+// The Cout_g values the AOT lanes kernels have their own code for: the
+// divisors of the vector below it (1, 2, 4, 8 on AVX-512). Other Cout_g run
+// the general case, whose lane -> (c, g) split gathers.
+std::vector<int> lanes_specialized_cout_g(const TargetFacts& target);
+bool lanes_kernel_fits(int64_t cout_g, const TargetFacts& target);
 
 // The op's kernel name ("grouped_conv", "batched_weight_conv", "broadcast_input_conv").
 const char* conv_op_name(ConvOp op);

@@ -10,6 +10,7 @@
 #include "conv_algorithm.h"
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
+#include "conv_schedule_cpu_lanes.h"
 #include "conv_schedule_gpu.h"
 #include "conv_schedule_params.h"
 
@@ -40,13 +41,26 @@ ConvGeometry conv_geometry(const BufX& x, const BufW& w, const Int& stride_x, co
 // The channels family reads x and writes y through any strides and needs
 // weights with the output channel innermost (w dims (kx, ky, ci, co, ...));
 // the rows family keeps Halide's default (unit innermost stride).
+// The lanes family the same, with the groups' output channels contiguous
+// too (w's (co, g) fused innermost: the runtime's packed order) and y's
+// Cout_g that of w, so one specialization on Cout_g covers every index.
 template <typename BufX, typename BufW, typename BufY>
 void constrain_buffers(ConvFamily family, BufX& x, BufW& w, BufY& y) {
-  if (family != ConvFamily::Channels) return;
+  if (family != ConvFamily::Channels && family != ConvFamily::Lanes) return;
   x.dim(0).set_stride(Halide::Expr());
   y.dim(0).set_stride(Halide::Expr());
   w.dim(0).set_stride(Halide::Expr());
   w.dim(3).set_stride(1);
+  if (family == ConvFamily::Lanes) {
+    w.dim(4).set_stride(w.dim(3).extent());
+    y.dim(2).set_bounds(0, w.dim(3).extent());
+  }
+}
+
+// Whether define_conv clamps channel indices for the family (the rows
+// family rounds channel tiles up; the others never read past Cout_g).
+inline bool clamps_channels(ConvFamily family) {
+  return family != ConvFamily::Channels && family != ConvFamily::Lanes;
 }
 
 // Schedules a conv generator's output Func `out` (dims (x, y, c, g,
@@ -62,6 +76,12 @@ void schedule_conv_generator(Halide::Func out, const BufY& y, ConvFuncs& f,
     return;
   }
   const TargetFacts facts = target_facts(target);
+  if (point.family == ConvFamily::Lanes) {
+    LanesExtents e{y.dim(0).extent(), w.dim(3).extent(), x.dim(2).stride(), x.dim(3).stride(),
+                   y.dim(2).stride(), y.dim(3).stride()};
+    schedule_conv_cpu_lanes_aot(out, f, outer, e, point, facts);
+    return;
+  }
   if (point.family == ConvFamily::Channels) {
     ChannelsExtents e{y.dim(0).extent(), w.dim(3).extent(), x.dim(2).stride() == 1,
                       y.dim(2).stride() == 1};

@@ -1,5 +1,5 @@
 // The schedule point of a conv generator as generator params: `family`
-// (rows, channels or gpu: the lanes family runs in compiled models only) and
+// (rows, channels, lanes or gpu) and
 // one int param per field of ConvSchedule, named as the field (0 / -1: the
 // target's default). An AOT build or a tuner sets any point with
 // `-p ch_vectors=2` or CMake's PARAMS, without touching code.
@@ -23,7 +23,8 @@ struct ConvScheduleParams {
   Param<ConvFamily> family{"family", ConvFamily::Rows,
                            std::map<std::string, ConvFamily>{{"rows", ConvFamily::Rows},
                                                              {"channels", ConvFamily::Channels},
-                                                             {"gpu", ConvFamily::Gpu}}};
+                                                             {"gpu", ConvFamily::Gpu},
+                                                             {"lanes", ConvFamily::Lanes}}};
   Param<int> row_vectors{"row_vectors", 0};
   Param<int> row_rows{"row_rows", 0};
   Param<int> row_channels{"row_channels", 0};
@@ -51,6 +52,7 @@ struct ConvScheduleParams {
   Param<int> gpu_shared{"gpu_shared", -1};
   Param<int> lane_columns{"lane_columns", 0};
   Param<int> lane_task_rows{"lane_task_rows", 0};
+  Param<int> lane_task_vectors{"lane_task_vectors", 0};
 
   // The point these params give on `target`, defaults filled in; an invalid
   // point stops generation with a message naming the field.
@@ -85,8 +87,9 @@ struct ConvScheduleParams {
         {&ConvSchedule::gpu_shared, &gpu_shared},
         {&ConvSchedule::lane_columns, &lane_columns},
         {&ConvSchedule::lane_task_rows, &lane_task_rows},
+        {&ConvSchedule::lane_task_vectors, &lane_task_vectors},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 27, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 28, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

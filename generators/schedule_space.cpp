@@ -39,6 +39,7 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"gpu_shared", &ConvSchedule::gpu_shared, 0, 1, "gpu: stage the block's weights in shared memory (1) or not (0)"},
       {"lane_columns", &ConvSchedule::lane_columns, 1, 8, "lanes: most output columns per register tile"},
       {"lane_task_rows", &ConvSchedule::lane_task_rows, 1, 1024, "lanes: output rows per parallel task"},
+      {"lane_task_vectors", &ConvSchedule::lane_task_vectors, 1, 64, "lanes: vectors of lanes per parallel task"},
   };
   return fields;
 }
@@ -140,6 +141,7 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // Intel Xeon, 2 threads); 8 rows against 2 and 4 was 5-20% faster.
   set_default(s.lane_columns, 2, 0);
   set_default(s.lane_task_rows, 8, 0);
+  set_default(s.lane_task_vectors, 1, 0);
   return s;
 }
 

@@ -21,9 +21,10 @@
 //   lanes     output channels of several groups in one vector, for few
 //             channels per group (depthwise, ResNeXt): the register tile is
 //             one vector of (channel, group) lanes x lane_columns columns;
-//             weights packed with (channel, group) innermost. Run by the
-//             model compiler (generators/conv_schedule_cpu_lanes.h), not by
-//             the AOT kernels.
+//             weights packed with (channel, group) innermost, as the
+//             channels family's; any x and y strides. Built as the AOT
+//             kernels *_lanes and scheduled by the model compiler
+//             (generators/conv_schedule_cpu_lanes.h).
 //
 // This header has no Halide dependency: the runtime's chooser uses it too.
 #pragma once
@@ -90,6 +91,7 @@ struct ConvSchedule {
   // lanes family
   int lane_columns = 0;    // most output columns per register tile (a divisor of the row is taken)
   int lane_task_rows = 0;  // output rows per parallel task
+  int lane_task_vectors = 0;  // vectors of lanes per parallel task (looped inside each column tile)
 };
 
 // One field of the space, for generic code (generator params, text, tuner).

@@ -1,8 +1,10 @@
 // batched_weight_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_batched_weight_conv.h"
 #include "batchconv_batched_weight_conv_channels.h"
+#include "batchconv_batched_weight_conv_lanes.h"
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
+#include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
 #include "contiguous.h"
@@ -38,11 +40,11 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
   return s;
 }
 
-// The channels family: x and y through their own strides, w packed with
-// the output channel innermost (in place when it already is). B = 1 runs
-// the grouped kernel on the one slice, as the rows family does.
+// The channels and lanes families: x and y through their own strides, w
+// packed with the output channel innermost (in place when it already is).
+// B = 1 runs the grouped kernel on the one slice, as the rows family does.
 void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorView& w_in,
-                  const TensorView* bias, const TensorView& y) {
+                  const TensorView* bias, const TensorView& y, bool lanes) {
   using namespace detail;
   const TensorView w = weights_for_channels(w_in, 1);
   const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
@@ -57,10 +59,12 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, bd);
   HalideView hy(kOp, "y", ys.data, activation_dims(ys, lead, p.spatial, p.cout_g, p.groups));
   const ConvKernelFn kernel =
-      lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels,
-                         "batchconv_batched_weight_conv_channels")
-           : conv_kernel("grouped_conv", batchconv_grouped_conv_channels,
-                         "batchconv_grouped_conv_channels");
+      lanes ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_lanes,
+                                  "batchconv_batched_weight_conv_lanes")
+                    : conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes"))
+      : lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels,
+                           "batchconv_batched_weight_conv_channels")
+             : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");
   call_kernel(kOp, [&] {
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
@@ -84,8 +88,10 @@ void batched_weight_conv(const TensorView& x_arg, const TensorView& w_in, const 
   check_output(kOp, y_in, output_shape(p));
   check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
 
-  if (use_channels_family(p, batchconv_gen::ConvOp::BatchedWeight, x_in.stride(2), y_in.stride(2))) {
-    run_channels(p, x_in, w_in, bias, y_in);
+  const batchconv_gen::ConvFamily family =
+      conv_family(p, batchconv_gen::ConvOp::BatchedWeight, x_in.stride(2), y_in.stride(2));
+  if (family != batchconv_gen::ConvFamily::Rows) {
+    run_channels(p, x_in, w_in, bias, y_in, family == batchconv_gen::ConvFamily::Lanes);
     return;
   }
 

@@ -111,8 +111,8 @@ void broadcast_input_conv(const TensorView& x_arg, const TensorView& w_in, const
   check_output(kOp, y_in, output_shape(p, layout));
   check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
 
-  if (use_channels_family(p, batchconv_gen::ConvOp::BroadcastInput, x_in.stride(1),
-                          y_in.stride(y_channel), layout == BroadcastLayout::Batched)) {
+  if (conv_family(p, batchconv_gen::ConvOp::BroadcastInput, x_in.stride(1), y_in.stride(y_channel),
+                  layout == BroadcastLayout::Batched) == batchconv_gen::ConvFamily::Channels) {
     run_channels(p, x_in, w_in, bias, y_in, layout);
     return;
   }

@@ -51,29 +51,40 @@ batchconv_gen::ConvProblem conv_problem(const ConvPlan& p, batchconv_gen::ConvOp
   return q;
 }
 
-bool use_channels_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
-                         int64_t y_channel_stride, bool y_banks_outer) {
+bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op) {
+  const int vec = variant_facts().vector_floats;
+  return op != batchconv_gen::ConvOp::BroadcastInput && batchconv_gen::lanes_kernel_fits(p.cout_g, variant_facts()) &&
+         p.groups * p.cout_g >= vec;
+}
+
+batchconv_gen::ConvFamily conv_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
+                                      int64_t y_channel_stride, bool y_banks_outer) {
+  using batchconv_gen::ConvFamily;
   batchconv_gen::ConvProblem q =
       conv_problem(p, op, x_channel_stride == 1 && p.cin > 1, y_channel_stride == 1 && p.cout > 1);
   q.y_banks_outer = y_banks_outer;
+  q.lanes_allowed = batchconv_gen::lanes_kernel_fits(p.cout_g, variant_facts());
   const TunedConvKernel* tuned = find_tuned_kernel(q);
-  bool channels = false;
+  ConvFamily family = ConvFamily::Rows;
   switch (schedule_family()) {
-    case ScheduleFamily::Rows: channels = false; break;
-    case ScheduleFamily::Channels: channels = true; break;
+    case ScheduleFamily::Rows: family = ConvFamily::Rows; break;
+    case ScheduleFamily::Channels: family = ConvFamily::Channels; break;
+    case ScheduleFamily::Lanes: family = lanes_fits(p, op) ? ConvFamily::Lanes : ConvFamily::Rows; break;
     case ScheduleFamily::Auto: {
       if (tuned) {
-        channels = tuned->family == "channels";
+        family = tuned->family == "channels" ? ConvFamily::Channels
+                 : tuned->family == "lanes" && lanes_fits(p, op) ? ConvFamily::Lanes
+                                                                  : ConvFamily::Rows;
         break;
       }
-      const batchconv_gen::ConvChoice c = batchconv_gen::choose_conv_schedule(q, variant_facts());
-      channels = c.schedule.family == batchconv_gen::ConvFamily::Channels;
+      family = batchconv_gen::choose_conv_schedule(q, variant_facts()).schedule.family;
+      if (family == ConvFamily::Lanes && !lanes_fits(p, op)) family = ConvFamily::Rows;
       break;
     }
   }
-  settle_tuned_kernel(channels);
-  t_last_family = channels ? "channels" : "rows";
-  return channels;
+  settle_tuned_kernel(batchconv_gen::family_name(family));
+  t_last_family = batchconv_gen::family_name(family);
+  return family;
 }
 
 }  // namespace detail

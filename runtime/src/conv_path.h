@@ -14,13 +14,21 @@ namespace batchconv::detail {
 batchconv_gen::ConvProblem conv_problem(const ConvPlan& p, batchconv_gen::ConvOp op,
                                         bool x_channels_last, bool y_channels_last);
 
-// True when the channels family runs this call (and records the family for
+// The family that runs this call: Rows, Channels or Lanes (recorded for
 // last_conv_family()). `x_channel_stride` / `y_channel_stride`: the
 // channel axes' strides (1: channels last); `y_banks_outer`: a
 // broadcast-input y laid out (B, N, Cout, ...). A tuned kernel registered
 // for the call's shape (tuned_kernels.h) decides the family, unless
-// set_schedule_family() forced one.
-bool use_channels_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
-                         int64_t y_channel_stride, bool y_banks_outer = false);
+// set_schedule_family() forced one. Lanes is only returned where its AOT
+// kernels run the call (lanes_fits); forced elsewhere, the rows family runs.
+batchconv_gen::ConvFamily conv_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
+                                      int64_t y_channel_stride, bool y_banks_outer = false);
+
+// Whether the lanes family's AOT kernels run this call: a grouped or
+// batched-weight conv with a vector's worth of output channels across its
+// groups and a Cout_g the kernels have their own code for (a divisor of
+// the vector below it). The kernels' general case (other Cout_g) fails
+// Halide's bounds checks (a read past the last group) and is not called.
+bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op);
 
 }  // namespace batchconv::detail

@@ -1,6 +1,7 @@
 // grouped_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
+#include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
 #include "contiguous.h"
@@ -21,10 +22,10 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
   return s;
 }
 
-// The channels family: x and y through their own strides, w packed with
-// the output channel innermost (in place when it already is).
+// The channels and lanes families: x and y through their own strides, w
+// packed with the output channel innermost (in place when it already is).
 void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorView& w_in,
-                  const TensorView* bias, const TensorView& y) {
+                  const TensorView* bias, const TensorView& y, bool lanes) {
   using namespace detail;
   const TensorView w = weights_for_channels(w_in, 0);
   HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
@@ -35,8 +36,9 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
   HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
   call_kernel(kOp, [&] {
-    const ConvKernelFn kernel = conv_kernel("grouped_conv", batchconv_grouped_conv_channels,
-                                            "batchconv_grouped_conv_channels");
+    const ConvKernelFn kernel =
+        lanes ? conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes")
+              : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });
@@ -59,8 +61,10 @@ void grouped_conv(const TensorView& x_arg, const TensorView& w_in, const TensorV
   check_output(kOp, y_in, output_shape(p));
   check_no_overlap(kOp, y_in, {{"x", &x_in}, {"w", &w_in}, {"bias", bias}});
 
-  if (use_channels_family(p, batchconv_gen::ConvOp::Grouped, x_in.stride(1), y_in.stride(1))) {
-    run_channels(p, x_in, w_in, bias, y_in);
+  const batchconv_gen::ConvFamily family =
+      conv_family(p, batchconv_gen::ConvOp::Grouped, x_in.stride(1), y_in.stride(1));
+  if (family != batchconv_gen::ConvFamily::Rows) {
+    run_channels(p, x_in, w_in, bias, y_in, family == batchconv_gen::ConvFamily::Lanes);
     return;
   }
 

@@ -1,5 +1,7 @@
 // Thread count and the instruction set the multi-target kernels run.
 #include <atomic>
+#include <cstdint>
+#include <initializer_list>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -33,19 +35,24 @@ int num_threads() {
   return hw ? static_cast<int>(hw) : 1;
 }
 
-// Mirrors the feature checks of the multi-target wrapper (the targets listed
-// in generators/CMakeLists.txt, best first).
+// The variant the multi-target wrappers run: asks Halide's
+// halide_can_use_target_features, as the wrappers do, for the features of
+// each target listed in generators/CMakeLists.txt, best first. A custom
+// hook that forces a variant (the tests') is then obeyed here too, so the
+// chooser schedules for the variant that runs.
 std::string selected_target() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("sse4.1");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
-  if (avx512) return "x86-64-linux-avx512_skylake";
-  if (avx2) return "x86-64-linux-avx2-fma-f16c-sse41";
-#endif
+  auto usable = [](std::initializer_list<int> features) {
+    uint64_t bits[2] = {0, 0};
+    for (int f : features) bits[f / 64] |= uint64_t{1} << (f % 64);
+    return halide_can_use_target_features(2, bits) != 0;
+  };
+  static_assert(halide_target_feature_end <= 128, "feature bits fit two words");
+  if (usable({halide_target_feature_avx512_skylake, halide_target_feature_avx2, halide_target_feature_fma,
+              halide_target_feature_f16c, halide_target_feature_sse41, halide_target_feature_avx}))
+    return "x86-64-linux-avx512_skylake";
+  if (usable({halide_target_feature_avx2, halide_target_feature_fma, halide_target_feature_f16c,
+              halide_target_feature_sse41, halide_target_feature_avx}))
+    return "x86-64-linux-avx2-fma-f16c-sse41";
   return "x86-64-linux";
 }
 

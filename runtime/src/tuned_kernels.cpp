@@ -111,8 +111,8 @@ const TunedConvKernel* find_tuned_kernel(const batchconv_gen::ConvProblem& p) {
   return t_current.get();
 }
 
-void settle_tuned_kernel(bool channels) {
-  if (t_current && (t_current->family == "channels") != channels) t_current.reset();
+void settle_tuned_kernel(const std::string& family) {
+  if (t_current && t_current->family != family) t_current.reset();
 }
 
 ConvKernelFn conv_kernel(const char* generator, ConvKernelFn fallback, const char* fallback_name) {

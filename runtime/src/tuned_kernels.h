@@ -4,6 +4,8 @@
 // was built from that call site's generator.
 #pragma once
 
+#include <string>
+
 #include "batchconv/tuning.h"
 #include "conv_chooser.h"
 
@@ -14,8 +16,8 @@ namespace batchconv::detail {
 const TunedConvKernel* find_tuned_kernel(const batchconv_gen::ConvProblem& p);
 
 // Keeps the current call's tuned kernel only if it was built for the family
-// the call runs (`channels` or rows).
-void settle_tuned_kernel(bool channels);
+// the call runs ("rows", "channels" or "lanes").
+void settle_tuned_kernel(const std::string& family);
 
 // The function a call site for `generator` runs: the current call's tuned
 // kernel when it was built from `generator`, else `fallback` (the default,

@@ -7,6 +7,7 @@
 #include <string>
 #include <limits>
 
+#include "conv_chooser.h"
 #include "reference.h"
 
 namespace batchconv::test {
@@ -50,16 +51,29 @@ Tensor make_broadcast_y(const ConvCase& c) {
   return Tensor::with_strides(shape, storage, strides);
 }
 
-// BATCHCONV_TEST_FAMILY=rows|channels forces a schedule family for the
-// whole process (one ctest entry per family); unset: the chooser decides.
+// BATCHCONV_TEST_FAMILY=rows|channels|lanes forces a schedule family for
+// the whole process (one ctest entry per family); unset: the chooser decides.
 void apply_family_from_env() {
   static const bool applied = [] {
     const char* f = std::getenv("BATCHCONV_TEST_FAMILY");
     if (f && std::string(f) == "rows") set_schedule_family(ScheduleFamily::Rows);
     if (f && std::string(f) == "channels") set_schedule_family(ScheduleFamily::Channels);
+    if (f && std::string(f) == "lanes") set_schedule_family(ScheduleFamily::Lanes);
     return true;
   }();
   (void)applied;
+}
+
+// The family a forced run of case `c` reports: the forced one, except that
+// forced lanes runs the rows family where its kernels do not take the call
+// (a broadcast-input conv, a Cout_g that does not divide a vector, fewer
+// than a vector of output channels in all).
+std::string expected_family(const std::string& forced, ConvOp op, const ConvCase& c) {
+  if (forced != "lanes") return forced;
+  const batchconv_gen::TargetFacts t = batchconv_gen::facts_of_variant(selected_target());
+  const bool fits = op != ConvOp::BroadcastInput && batchconv_gen::lanes_kernel_fits(c.cout_g, t) &&
+                    c.cout() >= t.vector_floats;
+  return fits ? "lanes" : "rows";
 }
 
 }  // namespace
@@ -122,7 +136,7 @@ void check_conv_case(ConvOp op, const ConvCase& c) {
     FAIL() << what << ": threw on valid input: " << e.what();
   }
   if (const char* forced = std::getenv("BATCHCONV_TEST_FAMILY")) {
-    EXPECT_EQ(last_conv_family(), std::string(forced)) << what << ": ran the other schedule family";
+    EXPECT_EQ(last_conv_family(), expected_family(forced, op, c)) << what << ": ran another schedule family";
   }
   EXPECT_EQ(shape_str(runtime_shape), shape_str(ref_shape)) << what << ": *_output_shape helper";
   expect_matches(y, ref, ref_shape, what);

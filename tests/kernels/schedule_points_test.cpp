@@ -1,15 +1,17 @@
 // Every point of the schedule space computes the same function: random valid
-// points of both families (generators/schedule_space.h) schedule the conv
+// points of the CPU families (rows, channels, and lanes on the shapes its
+// kernels take; generators/schedule_space.h) schedule the conv
 // algorithm through the same schedule functions the generators call,
 // JIT-compiled for the host, and each is checked on several shapes (dense,
 // grouped, depthwise, stride and dilation, asymmetric padding, 1-D, narrow
 // outputs) against the double-precision reference. This is what the tuner
 // relies on. Invalid points are rejected with a message naming the field.
 //
-// BATCHCONV_TEST_POINTS=n draws n points per family (default 5);
+// BATCHCONV_TEST_POINTS=n draws n points per family (default 5; lanes n/4);
 // BATCHCONV_TEST_SEED reseeds the draw (the seed is printed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -44,7 +46,7 @@ struct JitConv {
     x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
     w6(kx, ky, ci, co, g, b) = w(kx, ky, ci, co, g);
     b3(co, g, b) = bias(co, g);
-    ConvFuncs f = define_conv(x6, w6, b3, geo, relu, s.family != ConvFamily::Channels);
+    ConvFuncs f = define_conv(x6, w6, b3, geo, relu, clamps_channels(s.family));
     out(v.x, v.y, v.c, v.g, v.n) = f.output(v.x, v.y, v.c, v.g, v.n, 0);
     Halide::OutputImageParam y = out.output_buffer();
     constrain_buffers(s.family, x, w, y);
@@ -66,7 +68,15 @@ const Shape kShapes[] = {
     {"depthwise_x2", 2, 8, 1, 2, 10, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {"conv1d", 3, 1, 5, 70, 1, 300, 1, 5, 1, 2, 1, 1, 0, 2, 0, 1},
     {"narrow_out", 1, 1, 3, 7, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"depthwise_32", 2, 32, 1, 1, 9, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"groups_of_4", 1, 9, 4, 4, 7, 10, 3, 3, 2, 1, 1, 2, 0, 1, 1, 2},
 };
+
+// Whether the lanes family's kernels take shape `s` (the runtime's
+// condition: a Cout_g they specialize on, a vector's worth of channels).
+bool lanes_take(const Shape& s, const TargetFacts& facts) {
+  return lanes_kernel_fits(s.cout_g, facts) && s.groups * s.cout_g >= facts.vector_floats;
+}
 
 // Runs `conv` on shape `s` with fresh data and checks it against the reference.
 void check_shape(JitConv& conv, const Shape& s, const std::string& point) {
@@ -110,7 +120,7 @@ void check_shape(JitConv& conv, const Shape& s, const std::string& point) {
                               {0, int32_t(s.cout_g), int32_t(s.cin_g * k), 0},
                               {0, int32_t(s.groups), int32_t(s.cout_g * s.cin_g * k), 0}};
   float* wdata = w.view().data;
-  if (conv.family == ConvFamily::Channels) {  // memory (KH, KW, Cin_g, Cout)
+  if (conv.family != ConvFamily::Rows) {  // memory (KH, KW, Cin_g, Cout)
     packed.resize(static_cast<size_t>(cout * s.cin_g * k));
     for (int64_t o = 0; o < cout; ++o)
       for (int64_t c = 0; c < s.cin_g; ++c)
@@ -165,6 +175,10 @@ ConvSchedule random_point(std::mt19937& rng, ConvFamily family, const TargetFact
       s.dw_planes = pick(1, 16);
       s.dw_task_cols = pick(1, 16);
       s.dw_task_rows = pick(1, 32);
+    } else if (family == ConvFamily::Lanes) {
+      s.lane_columns = pick(1, 8);
+      s.lane_task_rows = pick(1, 16);
+      s.lane_task_vectors = pick(1, 8);
     } else {
       s.ch_vectors = pick(1, 4);
       s.ch_columns = pick(1, 10);
@@ -188,15 +202,19 @@ TEST(SchedulePoints, RandomPointsComputeTheSameFunction) {
   std::printf("schedule points: seed %u, %d per family, target %s\n", seed, points,
               target.to_string().c_str());
   std::mt19937 rng(seed);
-  for (ConvFamily family : {ConvFamily::Rows, ConvFamily::Channels}) {
+  for (ConvFamily family : {ConvFamily::Rows, ConvFamily::Channels, ConvFamily::Lanes}) {
+    // The lanes kernels compile slowly (a specialization per Cout_g, layout
+    // and column tile): a quarter as many points.
+    const int n = family == ConvFamily::Lanes ? std::max(1, points / 4) : points;
     std::vector<ConvSchedule> list{default_conv_schedule(facts, family)};
-    for (int i = 0; i < points; ++i) list.push_back(random_point(rng, family, facts));
+    for (int i = 0; i < n; ++i) list.push_back(random_point(rng, family, facts));
     for (const ConvSchedule& s : list) {
       const std::string point = to_string(s);
       SCOPED_TRACE(point);
       try {
         JitConv conv(s, target);
-        for (const Shape& shape : kShapes) check_shape(conv, shape, point);
+        for (const Shape& shape : kShapes)
+          if (family != ConvFamily::Lanes || lanes_take(shape, facts)) check_shape(conv, shape, point);
       } catch (const std::exception& e) {
         FAIL() << point << ": " << e.what();
       }

@@ -130,7 +130,9 @@ class RepeatGrouped : public Method {
 class Forced : public Method {
  public:
   explicit Forced(batchconv::ScheduleFamily f) : family_(f) {
-    name = f == batchconv::ScheduleFamily::Rows ? "batchconv:rows" : "batchconv:channels";
+    name = f == batchconv::ScheduleFamily::Rows       ? "batchconv:rows"
+           : f == batchconv::ScheduleFamily::Channels ? "batchconv:channels"
+                                                      : "batchconv:lanes";
     family = Family::Batchconv;
   }
   void run(Problem& p) override {
@@ -210,6 +212,9 @@ void add_batchconv_methods(const Problem& p, MethodList* out) {
         "the op on the NCHW tensors, rows family forced (NCHW rows in vectors)");
     add(std::make_unique<Forced>(batchconv::ScheduleFamily::Channels),
         "the op on the NCHW tensors, channels family forced (output channels in vectors)");
+    if (op != Op::BroadcastInputConv)
+      add(std::make_unique<Forced>(batchconv::ScheduleFamily::Lanes),
+          "the op on the NCHW tensors, lanes family forced ((channel, group) lanes; rows where it does not fit)");
     add(std::make_unique<ChannelsLast>(),
         "the op on channels-last (NHWC) x and y with PackedWeights; reorders not timed");
   }

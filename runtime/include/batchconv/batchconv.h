@@ -181,12 +181,15 @@ void broadcast_input_conv(const TensorView& x, const PackedWeights& w, const Ten
                           const TensorView& y, const ConvDesc& d, BroadcastLayout layout);
 
 // Which schedule family the conv ops run. Auto (the default) asks the
-// chooser for each call (generators/conv_chooser.h); Rows and Channels force
-// one, for comparisons and tests. Process-wide.
-enum class ScheduleFamily { Auto, Rows, Channels };
+// chooser for each call (generators/conv_chooser.h); Rows, Channels and
+// Lanes force one, for comparisons and tests. Lanes runs only grouped and
+// batched-weight convs with fewer output channels per group than a vector
+// and at least a vector's worth across groups; forced on any other call,
+// the rows family runs it. Process-wide.
+enum class ScheduleFamily { Auto, Rows, Channels, Lanes };
 void set_schedule_family(ScheduleFamily f);
 ScheduleFamily schedule_family();
-// The family the last conv call on this thread ran ("rows" or "channels").
+// The family the last conv call on this thread ran ("rows", "channels" or "lanes").
 std::string last_conv_family();
 
 // Threads used by all kernels (0 = one per core, the default).
