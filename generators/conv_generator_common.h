@@ -77,8 +77,8 @@ void schedule_conv_generator(Halide::Func out, const BufY& y, ConvFuncs& f,
   }
   const TargetFacts facts = target_facts(target);
   if (point.family == ConvFamily::Lanes) {
-    LanesExtents e{y.dim(0).extent(), w.dim(3).extent(), x.dim(2).stride(), x.dim(3).stride(),
-                   y.dim(2).stride(), y.dim(3).stride()};
+    LanesExtents e{y.dim(0).extent(), w.dim(3).extent(), x.dim(3).stride(), y.dim(2).stride(),
+                   y.dim(3).stride()};
     schedule_conv_cpu_lanes_aot(out, f, outer, e, point, facts);
     return;
   }

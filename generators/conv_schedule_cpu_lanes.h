@@ -50,9 +50,10 @@ inline void schedule_lanes_loops(Halide::Stage out, const ConvVars& v, const std
   } else {
     out.fuse(v.c, v.g, cg).split(cg, cgo, cgi, lanes, TailStrategy::ShiftInwards);
   }
-  // Several vectors per task only where a tile is whole groups: a guarded
-  // split of the fused lanes' tiles made bounds inference read past the
-  // last group (w and bias out of bounds at Cout_g = 3).
+  // Several vectors per task only where a tile is whole groups. (The
+  // general case fails Halide's input bounds check at Cout_g = 3 with
+  // either split, reading w and bias past the last group; the runtime does
+  // not call it: runtime/src/conv_path.h, lanes_fits.)
   out.split(cgo, cgo, cgv, cout_g > 0 ? s.lane_task_vectors : 1, TailStrategy::GuardWithIf)
       .split(v.y, yo, yi, s.lane_task_rows, TailStrategy::GuardWithIf)
       .split(v.x, xo, xi, columns, TailStrategy::ShiftInwards)
@@ -62,11 +63,11 @@ inline void schedule_lanes_loops(Halide::Stage out, const ConvVars& v, const std
   out.parallel(t).vectorize(cgi).unroll(xi);
 }
 
-// The register tile (computed at the column tile xo of every
-// specialization of `out`) and where the task's padded input is (the
-// callers vectorize its copy along g). The taps of a
-// kernel row are unrolled: always where the kernel width is a constant
-// (`unroll_kx`), else in a specialization for 3 taps.
+// The register tile (computed per vector of lanes, cgv, inside the column
+// tile of every specialization of `out`) and where the task's padded input
+// is (the callers vectorize its copy along g). The taps of a kernel row are
+// unrolled: always where the kernel width is a constant (`unroll_kx`), else
+// in specializations for 3 taps.
 inline void schedule_lanes_tile(Halide::Func out, ConvFuncs& f, int lanes, bool unroll_kx) {
   using namespace Halide;
   const ConvVars& v = f.v;
@@ -101,10 +102,10 @@ inline void schedule_conv_cpu_lanes(Halide::Func out, ConvFuncs& f, const std::v
 }
 
 // The AOT kernels' runtime extents and strides the lanes schedule
-// specializes on (the grouped view's c and g axes of x and y).
+// specializes on (strides of the grouped view's c and g axes).
 struct LanesExtents {
   Halide::Expr out_w, cout_g;
-  Halide::Expr x_c_stride, x_g_stride;
+  Halide::Expr x_g_stride;
   Halide::Expr y_c_stride, y_g_stride;
 };
 
