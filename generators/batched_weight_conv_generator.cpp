@@ -34,9 +34,9 @@ class BatchedWeightConv : public Halide::Generator<BatchedWeightConv> {
     bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
     point_ = schedule_point.point(get_target());
     ConvGeometry geo = conv_geometry(x, w, stride_x, stride_y, dilation_x, dilation_y, pad_x, pad_y);
-    f_ = define_conv(x, w, bias, geo, relu, clamps_channels(point_.family));
+    f_ = define_conv(x, w, bias, geo, relu, clamps_channels(point_.family), input_block(point_, get_target()));
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b);
-    constrain_buffers(point_.family, x, w, y);
+    constrain_buffers(point_, x, w, y);
   }
 
   void schedule() {

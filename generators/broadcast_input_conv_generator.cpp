@@ -38,9 +38,9 @@ class BroadcastInputConv : public Halide::Generator<BroadcastInputConv> {
     ConvVars v;
     Func x6("x_shared");
     x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
-    f_ = define_conv(x6, w, bias, geo, relu, clamps_channels(point_.family));
+    f_ = define_conv(x6, w, bias, geo, relu, clamps_channels(point_.family), input_block(point_, get_target()));
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, f_.v.b);
-    constrain_buffers(point_.family, x, w, y);
+    constrain_buffers(point_, x, w, y);
   }
 
   void schedule() {

@@ -46,6 +46,13 @@ struct ConvFuncs {
   Halide::Func weight;            // the weight Func the conv reads (the GPU schedule stages it)
   Halide::RDom r;                 // (kx, ky, ci)
   ConvGeometry geo;               // the geometry it was built with
+  // With define_conv(..., input_block = B > 0) the conv reads the padded
+  // input through blocked(ci % B, x, y, ci / B, g, n, b): channels in blocks
+  // of B innermost (oneDNN's nChw16c for B = 16), a wrapper of `padded` with
+  // the same values; its channel index is clamped (the last block's lanes
+  // past Cin_g are never read by the conv).
+  Halide::Func blocked{"padded_blocked"};
+  int input_block = 0;
 };
 
 namespace detail {
@@ -82,11 +89,13 @@ inline void define_output(ConvFuncs& f, const Halide::Expr& acc, const Halide::E
 // channels family never does (ShiftInwards) and needs the plain index for
 // dense vector loads of packed weights. Either way the values are the same.
 inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Func bias,
-                             const ConvGeometry& geo, Halide::Expr relu, bool clamp_channels = true) {
+                             const ConvGeometry& geo, Halide::Expr relu, bool clamp_channels = true,
+                             int input_block = 0) {
   using namespace Halide;
   ConvFuncs f;
   Expr ix, iy;
   detail::define_window(f, input, geo, &ix, &iy);
+  f.input_block = input_block;
   const Var &x = f.v.x, &y = f.v.y, &c = f.v.c, &g = f.v.g, &n = f.v.n, &b = f.v.b;
   const RDom& r = f.r;
   // The channel index of weight and bias is clamped so that schedules may
@@ -95,7 +104,14 @@ inline ConvFuncs define_conv(Halide::Func input, Halide::Func weight, Halide::Fu
   Expr cc = clamp_channels ? clamp(c, 0, geo.cout_g - 1) : Expr(c);
   f.weight = weight;
   f.conv(x, y, c, g, n, b) = bias(cc, g, b);
-  f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
+  if (input_block > 0) {
+    const int bs = input_block;
+    Var cii("cii"), cio("cio");
+    f.blocked(cii, x, y, cio, g, n, b) = f.padded(x, y, min(likely(cio * bs + cii), geo.cin_g - 1), g, n, b);
+    f.conv(x, y, c, g, n, b) += f.blocked(r.z % bs, ix, iy, r.z / bs, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
+  } else {
+    f.conv(x, y, c, g, n, b) += f.padded(ix, iy, r.z, g, n, b) * weight(r.x, r.y, r.z, cc, g, b);
+  }
   detail::define_output(f, f.conv(x, y, c, g, n, b), relu);
   return f;
 }

@@ -52,17 +52,18 @@ struct ChannelsTile {
   int columns;  // output columns per tile
 };
 
-// The block of one task (f.output, computed at the task), tiled for `k`.
+// The block of one task (f.output, computed at the task; or the output
+// itself, whose rows are `row`), tiled for `k`.
 inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::Stage init,
                                    Halide::Stage update, const ChannelsTile& k, bool unroll_kx,
-                                   int ci_block) {
+                                   int ci_block, const Halide::Var& row) {
   using namespace Halide;
   const ConvVars& v = f.v;
   const TailStrategy shift = TailStrategy::ShiftInwards;
   Var co("co"), ci("ci"), xo("xo"), xi("xi");
   block.split(v.c, co, ci, k.vec * k.vectors, shift)
       .split(v.x, xo, xi, k.columns, shift)
-      .reorder(ci, xi, xo, co, v.y);
+      .reorder(ci, xi, xo, co, row);
   if (k.vec > 1) block.vectorize(ci, k.vec);
   block.unroll(ci).unroll(xi);
 
@@ -88,10 +89,76 @@ inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::St
   init.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x);
   if (k.vec > 1) init.vectorize(cv);
   init.unroll(cu).unroll(v.x);
-  update.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x, f.r[2], f.r[0], f.r[1], v.y);
+  if (f.input_block > 0) {
+    // Blocked input: one block of channels over every tap, then the next
+    // (the block's input rows and its taps' weights stay in L1).
+    RVar rzo("rzo"), rzi("rzi");
+    update.split(v.c, cu, cv, k.vec)
+        .split(f.r[2], rzo, rzi, f.input_block, TailStrategy::GuardWithIf)
+        .reorder(cv, cu, v.x, rzi, f.r[0], f.r[1], rzo, v.y);
+  } else {
+    update.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x, f.r[2], f.r[0], f.r[1], v.y);
+  }
   if (k.vec > 1) update.vectorize(cv);
   update.unroll(cu).unroll(v.x);
   if (unroll_kx) update.specialize(f.geo.kernel_w == 3).unroll(f.r[0]);
+}
+
+struct ChannelsPath {
+  Halide::Expr when;
+  ChannelsTile tile;
+};
+
+// The register tiles of point `s`, each with the run-time condition it
+// runs under, most specific first:
+// - the point's tile on a row it divides, at unit stride (the broadcasts of
+//   a tile then sit at constant offsets from one pointer, which a tile of
+//   many columns needs to keep its addresses in registers), when the point
+//   is not the target's default tile;
+// - the default tile (4 x 6 on AVX-512), any stride;
+// - the point's tile at unit stride (again when not the default);
+// - the point's tile at any stride;
+// - the full tile 3 columns wide (rows narrower than it);
+// - narrower problems keep a tile of many accumulators: two channel vectors
+//   (Cout_g of 2 to ch_vectors vectors: 32 channels on AVX-512) get their
+//   own wide tile, 7 columns when the row is a multiple of 7 (the 56, 28, 14
+//   and 7 wide maps of image networks: no columns computed twice by the
+//   shifted last tile), and rows narrower than a tile get 3-column tiles.
+//   On the MAML-like 32-channel maps of 14x14, 7x7 and 3x3 this took the
+//   forward from 8.1 / 3.4 / 1.0 ms to the figures in the README;
+// - one channel vector (Cout_g under 2 * vec); one column.
+// The scalar tile is the unspecialized schedule.
+inline std::vector<ChannelsPath> channels_paths(const ChannelsExtents& e, const ConvGeometry& geo,
+                                                const ConvSchedule& s, const TargetFacts& facts) {
+  using Halide::Expr;
+  const int vec = facts.vector_floats;
+  const int one_vector_columns = std::max(1, std::min(12, facts.registers - 3));
+  const int two_vector_columns = std::max(1, std::min(12, (facts.registers - 3) / 2));
+  const ConvSchedule d = default_conv_schedule(facts, ConvFamily::Channels);
+  const ChannelsTile point{vec, s.ch_vectors, s.ch_columns}, fallback{vec, d.ch_vectors, d.ch_columns};
+  const Expr point_fits = e.cout_g >= vec * s.ch_vectors && e.out_w >= s.ch_columns;
+  std::vector<ChannelsPath> paths;
+  if (s.ch_vectors != d.ch_vectors || s.ch_columns != d.ch_columns) {
+    paths.push_back({point_fits && e.out_w % s.ch_columns == 0 && geo.stride_x == 1, point});
+    paths.push_back({e.cout_g >= vec * d.ch_vectors && e.out_w >= d.ch_columns, fallback});
+    paths.push_back({point_fits && geo.stride_x == 1, point});
+  }
+  paths.push_back({point_fits, point});
+  paths.push_back({e.cout_g >= vec * s.ch_vectors && e.out_w >= 3, {vec, s.ch_vectors, 3}});
+  if (facts.registers >= 2 * 7 + 3)
+    paths.push_back({e.cout_g >= 2 * vec && e.out_w % 7 == 0, {vec, 2, 7}});
+  paths.push_back({e.cout_g >= 2 * vec && e.out_w >= two_vector_columns, {vec, 2, two_vector_columns}});
+  paths.push_back({e.cout_g >= 2 * vec && e.out_w >= 3, {vec, 2, 3}});
+  paths.push_back({e.cout_g >= vec && e.out_w >= one_vector_columns, {vec, 1, one_vector_columns}});
+  paths.push_back({e.cout_g >= vec && e.out_w >= 3, {vec, 1, 3}});
+  paths.push_back({e.cout_g >= vec, {vec, 1, 1}});
+  std::vector<ChannelsPath> distinct;  // a point may make two conditions the same
+  for (const ChannelsPath& p : paths) {
+    bool seen = false;
+    for (const ChannelsPath& q : distinct) seen = seen || Halide::Internal::equal(p.when, q.when);
+    if (!seen) distinct.push_back(p);
+  }
+  return distinct;
 }
 
 }  // namespace detail
@@ -127,8 +194,11 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   Expr task_cols = min(e.out_w, max(min_cols, budget_cols / s.ch_columns * s.ch_columns));
 
   // The copy of each task's block to y.
+  // Straight into y (ch_channels_last), the last chunk of a row shifts
+  // inwards: a guarded chunk would guard every column of its tiles.
+  const bool direct = s.ch_channels_last == 1;
   Var xt("xt"), yo("yo"), yi("yi"), t("t");
-  out.split(v.x, xt, v.x, task_cols, TailStrategy::GuardWithIf)
+  out.split(v.x, xt, v.x, task_cols, direct ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
       .split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
   std::vector<VarOrRVar> order{v.x, v.c, yi};
   for (const Var& i : inner) order.push_back(i);
@@ -146,7 +216,7 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // image has one row (seed 1 channels-last: 1 task without this).
   out.parallel(t).parallel(xt);
   const Var block_at = inner.empty() ? xt : inner.front();
-  if (vec > 1) {
+  if (vec > 1 && !direct) {
     // NHWC y: channel vectors; NCHW y: row vectors (strided reads of the block).
     out.specialize(e.y_channels_innermost && e.cout_g >= vec)
         .vectorize(v.c, vec, TailStrategy::ShiftInwards);
@@ -156,52 +226,40 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // The task's block, channel-innermost, in register tiles. Paths, most
   // specific first: the full tile; the full tile 3 columns wide (rows
   // narrower than it); two channel vectors; one channel vector (Cout_g under
-  // 2 * vec); one column; scalar.
-  Func block = f.output;
-  block.compute_at(out, block_at).reorder_storage(v.c, v.x, v.y);
+  // 2 * vec); one column; scalar. With ch_channels_last the tiles are
+  // y's own (y is channel-innermost): no block, no copy, and the stores of a
+  // tile overlap the next tile's FMAs.
+  Func block = direct ? out : f.output;
+  const Var row = direct ? yi : v.y;
+  if (direct) {
+    f.output.compute_inline();
+  } else {
+    block.compute_at(out, block_at).reorder_storage(v.c, v.x, v.y);
+  }
   const int ci_block = s.ch_ci_block;
   f.conv.compute_at(block, Var(ci_block > 0 ? "co" : "xo")).reorder_storage(v.c, v.x, v.y);
   Stage update = f.conv.update();
   const bool unroll_kx = s.ch_unroll_kx == 1;
-  struct Path {
-    Expr when;
-    detail::ChannelsTile tile;
-  };
-  // Narrower problems keep a tile of many accumulators: two channel vectors
-  // (Cout_g of 2 to ch_vectors vectors: 32 channels on AVX-512) get their
-  // own wide tile, 7 columns when the row is a multiple of 7 (the 56, 28, 14
-  // and 7 wide maps of image networks: no columns computed twice by the
-  // shifted last tile), and rows narrower than a tile get 3-column tiles.
-  // On the MAML-like 32-channel maps of 14x14, 7x7 and 3x3 this took the
-  // forward from 8.1 / 3.4 / 1.0 ms to the figures in the README.
-  const int one_vector_columns = std::max(1, std::min(12, facts.registers - 3));
-  const int two_vector_columns = std::max(1, std::min(12, (facts.registers - 3) / 2));
-  std::vector<Path> paths = {
-      {e.cout_g >= vec * s.ch_vectors && e.out_w >= s.ch_columns, {vec, s.ch_vectors, s.ch_columns}},
-      {e.cout_g >= vec * s.ch_vectors && e.out_w >= 3, {vec, s.ch_vectors, 3}},
-  };
-  if (facts.registers >= 2 * 7 + 3)
-    paths.push_back({e.cout_g >= 2 * vec && e.out_w % 7 == 0, {vec, 2, 7}});
-  paths.push_back({e.cout_g >= 2 * vec && e.out_w >= two_vector_columns, {vec, 2, two_vector_columns}});
-  paths.push_back({e.cout_g >= 2 * vec && e.out_w >= 3, {vec, 2, 3}});
-  paths.push_back({e.cout_g >= vec && e.out_w >= one_vector_columns, {vec, 1, one_vector_columns}});
-  paths.push_back({e.cout_g >= vec && e.out_w >= 3, {vec, 1, 3}});
-  paths.push_back({e.cout_g >= vec, {vec, 1, 1}});
-  std::vector<Path> distinct;  // a point may make two conditions the same
-  for (const Path& p : paths) {
-    bool seen = false;
-    for (const Path& q : distinct) seen = seen || Internal::equal(p.when, q.when);
-    if (!seen) distinct.push_back(p);
-  }
-  paths = distinct;
+  const std::vector<detail::ChannelsPath> paths = detail::channels_paths(e, geo, s, facts);
   if (vec > 1) {
-    for (const Path& p : paths) {
+    for (const detail::ChannelsPath& p : paths) {
       detail::schedule_channels_tile(f, block.specialize(p.when), f.conv.specialize(p.when),
-                                     update.specialize(p.when), p.tile, unroll_kx, ci_block);
+                                     update.specialize(p.when), p.tile, unroll_kx, ci_block, row);
     }
   }
-  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false, ci_block);
+  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false, ci_block, row);
 
+  if (f.input_block > 0) {
+    // Per column chunk: the padded input rows in channel blocks, a dense
+    // copy of a channel-innermost x.
+    // The channel blocks of a pixel are copied together: x is read in one
+    // sequential stream.
+    f.padded.compute_inline();
+    const Var cii("cii"), cio("cio");
+    f.blocked.compute_at(out, xt).reorder(cii, cio, v.x, v.y);
+    if (vec > 1 && f.input_block % vec == 0) f.blocked.vectorize(cii, vec);
+    return;
+  }
   // Per column chunk: the padded input rows (x innermost), vectorised along x for an
   // NCHW x and along channels for an NHWC x.
   f.padded.compute_at(out, xt);

@@ -40,9 +40,9 @@ class GroupedConv : public Halide::Generator<GroupedConv> {
     x6(v.x, v.y, v.c, v.g, v.n, v.b) = x(v.x, v.y, v.c, v.g, v.n);
     w6(kx, ky, ci, co, g, b) = w(kx, ky, ci, co, g);
     b3(co, g, b) = bias(co, g);
-    f_ = define_conv(x6, w6, b3, geo, relu, clamps_channels(point_.family));
+    f_ = define_conv(x6, w6, b3, geo, relu, clamps_channels(point_.family), input_block(point_, get_target()));
     y(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n) = f_.output(f_.v.x, f_.v.y, f_.v.c, f_.v.g, f_.v.n, 0);
-    constrain_buffers(point_.family, x, w, y);
+    constrain_buffers(point_, x, w, y);
   }
 
   void schedule() {

@@ -30,6 +30,8 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"ch_task_rows", &ConvSchedule::ch_task_rows, 1, 1024, "channels: output rows per parallel task"},
       {"ch_unroll_kx", &ConvSchedule::ch_unroll_kx, 0, 1, "channels: unroll 3-tap kernel rows (1) or not (0)"},
       {"ch_ci_block", &ConvSchedule::ch_ci_block, 0, 4096, "channels: input channels per reduction block (0: none)"},
+      {"ch_channels_last", &ConvSchedule::ch_channels_last, 0, 1,
+       "channels: 1 = channels-innermost x and y only, tiles stored straight into y"},
       {"gpu_threads_x", &ConvSchedule::gpu_threads_x, 1, 1024, "gpu: threads along output x per block"},
       {"gpu_threads_y", &ConvSchedule::gpu_threads_y, 1, 1024, "gpu: threads along output y per block"},
       {"gpu_pixels_x", &ConvSchedule::gpu_pixels_x, 1, 8, "gpu: output columns per thread"},
@@ -110,9 +112,9 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   set_default(s.dw_task_rows, 16, 0);
   // channels: the conv_layer tile, ch_vectors x ch_columns accumulators plus
   // ch_vectors weight vectors and one broadcast: 4 x 6 (29 of 32 registers),
-  // 2 x 6 (15 of 16).
+  // 2 x 6 (15 of 16); two vectors on AVX-512 take 14 columns (31 of 32).
   set_default(s.ch_vectors, big ? 4 : 2, 0);
-  set_default(s.ch_columns, std::min(12, (t.registers - 1 - s.ch_vectors) / s.ch_vectors), 0);
+  set_default(s.ch_columns, std::min(14, (t.registers - 1 - s.ch_vectors) / s.ch_vectors), 0);
   // Task rows: 8 against 4 took B=1 (128 images 64->64 56x56) 134 -> 128 ms,
   // the MAML layer 1503 -> 1431, seed 2 (G=1) 7.8 -> 6.3; 16 was no faster
   // (seed-workloads, Intel Xeon, 2 threads).
@@ -122,6 +124,8 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // measured no faster on 64 -> 64 at 56x56 (8, 16 channels: 125 against
   // 123 GFLOP/s per core, JIT, loaded machine): off by default, a tunable.
   set_default(s.ch_ci_block, 0, -1);
+  // Any strides unless asked: the AOT kernels *_channels_nhwc set it.
+  set_default(s.ch_channels_last, 0, -1);
   // gpu: one warp of columns x 4 rows of threads (128 per block); each thread
   // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so
   // every input value loaded feeds 8 FMAs and every weight (one broadcast
@@ -196,6 +200,10 @@ std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) 
                  std::to_string(s.ch_columns))
                     .c_str(),
                 s.ch_vectors * s.ch_columns + s.ch_vectors + 1);
+  }
+  if (s.ch_channels_last == 1 && s.ch_ci_block > 0) {
+    return "ch_ci_block=" + std::to_string(s.ch_ci_block) +
+           " needs ch_channels_last=0 (a channels-last kernel blocks its reduction by its input blocks)";
   }
   if (s.family == ConvFamily::Gpu || t.gpu) return validate_gpu_fields(s, t);
   return "";

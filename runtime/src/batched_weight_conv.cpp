@@ -1,9 +1,11 @@
 // batched_weight_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_batched_weight_conv.h"
 #include "batchconv_batched_weight_conv_channels.h"
+#include "batchconv_batched_weight_conv_channels_nhwc.h"
 #include "batchconv_batched_weight_conv_lanes.h"
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
+#include "batchconv_grouped_conv_channels_nhwc.h"
 #include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -52,16 +54,23 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   const TensorView xs = lead ? x : slice(x, 0), ws = lead ? w : slice(w, 0), ys = lead ? y : slice(y, 0);
   std::vector<Dim> wd = weight_dims(ws, lead, p.spatial, p.cout_g, p.groups);
   if (wd[3].extent == 1) wd[3].stride = 1;  // one channel per group: any stride is 1
-  HalideView hx(kOp, "x", xs.data, activation_dims(xs, lead, p.spatial, p.cin_g, p.groups));
+  const std::vector<Dim> xd = activation_dims(xs, lead, p.spatial, p.cin_g, p.groups);
+  const std::vector<Dim> yd = activation_dims(ys, lead, p.spatial, p.cout_g, p.groups);
+  HalideView hx(kOp, "x", xs.data, xd);
   HalideView hw(kOp, "w", ws.data, wd);
   std::vector<Dim> bd{{p.cout_g, sc}, {p.groups, p.cout_g * sc}};
   if (lead) bd.push_back({p.batch, sb});
   HalideView hb = bias_view(kOp, bias, bd);
-  HalideView hy(kOp, "y", ys.data, activation_dims(ys, lead, p.spatial, p.cout_g, p.groups));
+  HalideView hy(kOp, "y", ys.data, yd);
+  const bool nhwc = !lanes && channels_last_kernel_fits(p, xd[2].stride, yd[2].stride);
   const ConvKernelFn kernel =
       lanes ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_lanes,
                                   "batchconv_batched_weight_conv_lanes")
                     : conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes"))
+      : nhwc ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels_nhwc,
+                                   "batchconv_batched_weight_conv_channels_nhwc")
+                     : conv_kernel("grouped_conv", batchconv_grouped_conv_channels_nhwc,
+                                   "batchconv_grouped_conv_channels_nhwc"))
       : lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels,
                            "batchconv_batched_weight_conv_channels")
              : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");

@@ -2,6 +2,7 @@
 // memory; the output layout is chosen by the strides of the y view.
 #include "batchconv_broadcast_input_conv.h"
 #include "batchconv_broadcast_input_conv_channels.h"
+#include "batchconv_broadcast_input_conv_channels_nhwc.h"
 #include "batchconv_grouped_conv.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -55,17 +56,22 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
                   const TensorView* bias, const TensorView& y, BroadcastLayout layout) {
   using namespace detail;
   const TensorView w = weights_for_channels(w_in, 1);
-  HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
+  const std::vector<Dim> xd = activation_dims(x, 0, p.spatial, p.cin_g, p.groups);
+  const std::vector<Dim> yd = output_dims(p, y, layout);
+  HalideView hx(kOp, "x", x.data, xd);
   std::vector<Dim> wd = weight_dims(w, 1, p.spatial, p.cout_g, p.groups);
   if (wd[3].extent == 1) wd[3].stride = 1;  // one channel per group: any stride is 1
   HalideView hw(kOp, "w", w.data, wd);
   const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}, {p.batch, sb}});
-  HalideView hy(kOp, "y", y.data, output_dims(p, y, layout));
+  HalideView hy(kOp, "y", y.data, yd);
+  const bool nhwc = channels_last_kernel_fits(p, xd[2].stride, yd[2].stride);
   call_kernel(kOp, [&] {
     const ConvKernelFn kernel =
-        conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels,
-                    "batchconv_broadcast_input_conv_channels");
+        nhwc ? conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels_nhwc,
+                           "batchconv_broadcast_input_conv_channels_nhwc")
+             : conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels,
+                           "batchconv_broadcast_input_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });

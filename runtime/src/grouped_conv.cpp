@@ -1,6 +1,7 @@
 // grouped_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
+#include "batchconv_grouped_conv_channels_nhwc.h"
 #include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -28,17 +29,22 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
                   const TensorView* bias, const TensorView& y, bool lanes) {
   using namespace detail;
   const TensorView w = weights_for_channels(w_in, 0);
-  HalideView hx(kOp, "x", x.data, activation_dims(x, 0, p.spatial, p.cin_g, p.groups));
+  const std::vector<Dim> xd = activation_dims(x, 0, p.spatial, p.cin_g, p.groups);
+  const std::vector<Dim> yd = activation_dims(y, 0, p.spatial, p.cout_g, p.groups);
+  HalideView hx(kOp, "x", x.data, xd);
   std::vector<Dim> wd = weight_dims(w, 0, p.spatial, p.cout_g, p.groups);
   if (wd[3].extent == 1) wd[3].stride = 1;  // one channel per group: any stride is 1
   HalideView hw(kOp, "w", w.data, wd);
   const int64_t sc = bias ? bias->stride(0) : 0;
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
-  HalideView hy(kOp, "y", y.data, activation_dims(y, 0, p.spatial, p.cout_g, p.groups));
+  HalideView hy(kOp, "y", y.data, yd);
+  const bool nhwc = !lanes && channels_last_kernel_fits(p, xd[2].stride, yd[2].stride);
   call_kernel(kOp, [&] {
     const ConvKernelFn kernel =
-        lanes ? conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes")
-              : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");
+        lanes  ? conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes")
+        : nhwc ? conv_kernel("grouped_conv", batchconv_grouped_conv_channels_nhwc,
+                             "batchconv_grouped_conv_channels_nhwc")
+               : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());
   });

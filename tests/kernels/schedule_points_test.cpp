@@ -49,7 +49,7 @@ struct JitConv {
     ConvFuncs f = define_conv(x6, w6, b3, geo, relu, clamps_channels(s.family));
     out(v.x, v.y, v.c, v.g, v.n) = f.output(v.x, v.y, v.c, v.g, v.n, 0);
     Halide::OutputImageParam y = out.output_buffer();
-    constrain_buffers(s.family, x, w, y);
+    constrain_buffers(s, x, w, y);
     schedule_conv_generator(out, y, f, {v.n}, x, w, sx, s, target);
     out.compile_jit(target);
   }
