@@ -44,7 +44,6 @@ ConvGeometry conv_geometry(const BufX& x, const BufW& w, const Int& stride_x, co
 // The lanes family the same, with the groups' output channels contiguous
 // too (w's (co, g) fused innermost: the runtime's packed order) and y's
 // Cout_g that of w, so one specialization on Cout_g covers every index.
-// A channels point with ch_channels_last takes channels-innermost x and y.
 template <typename BufX, typename BufW, typename BufY>
 void constrain_buffers(const ConvSchedule& point, BufX& x, BufW& w, BufY& y) {
   const ConvFamily family = point.family;
@@ -53,10 +52,6 @@ void constrain_buffers(const ConvSchedule& point, BufX& x, BufW& w, BufY& y) {
   y.dim(0).set_stride(Halide::Expr());
   w.dim(0).set_stride(Halide::Expr());
   w.dim(3).set_stride(1);
-  if (family == ConvFamily::Channels && point.ch_channels_last == 1) {
-    x.dim(2).set_stride(1);
-    y.dim(2).set_stride(1);
-  }
   if (family == ConvFamily::Lanes) {
     w.dim(4).set_stride(w.dim(3).extent());
     y.dim(2).set_bounds(0, w.dim(3).extent());
@@ -64,9 +59,9 @@ void constrain_buffers(const ConvSchedule& point, BufX& x, BufW& w, BufY& y) {
 }
 
 // The channel block of the conv's staged input for point `s` (define_conv's
-// input_block): a vector of channels for ch_channels_last, else 0 (none).
+// input_block): a vector of channels for ch_blocked, else 0 (none).
 inline int input_block(const ConvSchedule& s, const Halide::Target& target) {
-  if (s.family != ConvFamily::Channels || s.ch_channels_last != 1 || target.has_gpu_feature()) return 0;
+  if (s.family != ConvFamily::Channels || s.ch_blocked != 1 || target.has_gpu_feature()) return 0;
   return target_facts(target).vector_floats;
 }
 

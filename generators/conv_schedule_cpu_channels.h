@@ -53,10 +53,11 @@ struct ChannelsTile {
 };
 
 // The block of one task (f.output, computed at the task; or the output
-// itself, whose rows are `row`), tiled for `k`.
+// itself, whose rows are `row`), tiled for `k`; with `conv_too`, the conv's
+// stages `init` and `update` computed at each tile too.
 inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::Stage init,
                                    Halide::Stage update, const ChannelsTile& k, bool unroll_kx,
-                                   int ci_block, const Halide::Var& row) {
+                                   int ci_block, const Halide::Var& row, bool conv_too = true) {
   using namespace Halide;
   const ConvVars& v = f.v;
   const TailStrategy shift = TailStrategy::ShiftInwards;
@@ -66,6 +67,7 @@ inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::St
       .reorder(ci, xi, xo, co, row);
   if (k.vec > 1) block.vectorize(ci, k.vec);
   block.unroll(ci).unroll(xi);
+  if (!conv_too) return;
 
   Var cv("cv"), cu("cu");
   if (ci_block > 0) {
@@ -194,9 +196,9 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   Expr task_cols = min(e.out_w, max(min_cols, budget_cols / s.ch_columns * s.ch_columns));
 
   // The copy of each task's block to y.
-  // Straight into y (ch_channels_last), the last chunk of a row shifts
+  // Straight into y (ch_blocked), the last chunk of a row shifts
   // inwards: a guarded chunk would guard every column of its tiles.
-  const bool direct = s.ch_channels_last == 1;
+  const bool direct = s.ch_blocked == 1;
   Var xt("xt"), yo("yo"), yi("yi"), t("t");
   out.split(v.x, xt, v.x, task_cols, direct ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
       .split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
@@ -226,9 +228,10 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // The task's block, channel-innermost, in register tiles. Paths, most
   // specific first: the full tile; the full tile 3 columns wide (rows
   // narrower than it); two channel vectors; one channel vector (Cout_g under
-  // 2 * vec); one column; scalar. With ch_channels_last the tiles are
-  // y's own (y is channel-innermost): no block, no copy, and the stores of a
-  // tile overlap the next tile's FMAs.
+  // 2 * vec); one column; scalar. With ch_blocked the tiles are
+  // y's own: no block, no copy, and the stores of a tile overlap the next
+  // tile's FMAs; vector stores on a channel-innermost y, scattered ones (a
+  // vector of channels over as many planes) on others.
   Func block = direct ? out : f.output;
   const Var row = direct ? yi : v.y;
   if (direct) {
@@ -243,21 +246,29 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   const std::vector<detail::ChannelsPath> paths = detail::channels_paths(e, geo, s, facts);
   if (vec > 1) {
     for (const detail::ChannelsPath& p : paths) {
-      detail::schedule_channels_tile(f, block.specialize(p.when), f.conv.specialize(p.when),
-                                     update.specialize(p.when), p.tile, unroll_kx, ci_block, row);
+      Stage conv = f.conv.specialize(p.when), conv_update = update.specialize(p.when);
+      if (direct) {
+        detail::schedule_channels_tile(f, block.specialize(p.when && e.y_channels_innermost), conv,
+                                       conv_update, p.tile, unroll_kx, ci_block, row, false);
+      }
+      detail::schedule_channels_tile(f, block.specialize(p.when), conv, conv_update, p.tile, unroll_kx,
+                                     ci_block, row);
     }
   }
   detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false, ci_block, row);
 
   if (f.input_block > 0) {
-    // Per column chunk: the padded input rows in channel blocks, a dense
-    // copy of a channel-innermost x.
-    // The channel blocks of a pixel are copied together: x is read in one
-    // sequential stream.
+    // Per column chunk: the padded input rows in channel blocks. From a
+    // channel-innermost x a dense copy, the channel blocks of a pixel
+    // together (x read in one sequential stream); from others, vectors
+    // along x, each stored across a block's lanes.
     f.padded.compute_inline();
     const Var cii("cii"), cio("cio");
-    f.blocked.compute_at(out, xt).reorder(cii, cio, v.x, v.y);
-    if (vec > 1 && f.input_block % vec == 0) f.blocked.vectorize(cii, vec);
+    f.blocked.compute_at(out, xt);
+    if (vec > 1 && f.input_block % vec == 0) {
+      f.blocked.specialize(e.x_channels_innermost).reorder(cii, cio, v.x, v.y).vectorize(cii, vec);
+      f.blocked.reorder(v.x, cii, v.y, cio).vectorize(v.x, vec, TailStrategy::GuardWithIf).unroll(cii);
+    }
     return;
   }
   // Per column chunk: the padded input rows (x innermost), vectorised along x for an

@@ -43,7 +43,7 @@ struct ConvScheduleParams {
   Param<int> ch_task_rows{"ch_task_rows", 0};
   Param<int> ch_unroll_kx{"ch_unroll_kx", -1};
   Param<int> ch_ci_block{"ch_ci_block", -1};
-  Param<int> ch_channels_last{"ch_channels_last", -1};
+  Param<int> ch_blocked{"ch_blocked", -1};
   Param<int> gpu_threads_x{"gpu_threads_x", 0};
   Param<int> gpu_threads_y{"gpu_threads_y", 0};
   Param<int> gpu_pixels_x{"gpu_pixels_x", 0};
@@ -79,7 +79,7 @@ struct ConvScheduleParams {
         {&ConvSchedule::ch_task_rows, &ch_task_rows},
         {&ConvSchedule::ch_unroll_kx, &ch_unroll_kx},
         {&ConvSchedule::ch_ci_block, &ch_ci_block},
-        {&ConvSchedule::ch_channels_last, &ch_channels_last},
+        {&ConvSchedule::ch_blocked, &ch_blocked},
         {&ConvSchedule::gpu_threads_x, &gpu_threads_x},
         {&ConvSchedule::gpu_threads_y, &gpu_threads_y},
         {&ConvSchedule::gpu_pixels_x, &gpu_pixels_x},

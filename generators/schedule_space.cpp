@@ -30,8 +30,8 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"ch_task_rows", &ConvSchedule::ch_task_rows, 1, 1024, "channels: output rows per parallel task"},
       {"ch_unroll_kx", &ConvSchedule::ch_unroll_kx, 0, 1, "channels: unroll 3-tap kernel rows (1) or not (0)"},
       {"ch_ci_block", &ConvSchedule::ch_ci_block, 0, 4096, "channels: input channels per reduction block (0: none)"},
-      {"ch_channels_last", &ConvSchedule::ch_channels_last, 0, 1,
-       "channels: 1 = channels-innermost x and y only, tiles stored straight into y"},
+      {"ch_blocked", &ConvSchedule::ch_blocked, 0, 1,
+       "channels: 1 = x staged in channel blocks, tiles stored straight into y"},
       {"gpu_threads_x", &ConvSchedule::gpu_threads_x, 1, 1024, "gpu: threads along output x per block"},
       {"gpu_threads_y", &ConvSchedule::gpu_threads_y, 1, 1024, "gpu: threads along output y per block"},
       {"gpu_pixels_x", &ConvSchedule::gpu_pixels_x, 1, 8, "gpu: output columns per thread"},
@@ -124,8 +124,8 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // measured no faster on 64 -> 64 at 56x56 (8, 16 channels: 125 against
   // 123 GFLOP/s per core, JIT, loaded machine): off by default, a tunable.
   set_default(s.ch_ci_block, 0, -1);
-  // Any strides unless asked: the AOT kernels *_channels_nhwc set it.
-  set_default(s.ch_channels_last, 0, -1);
+  // Off unless asked: the AOT kernels *_channels_blocked set it.
+  set_default(s.ch_blocked, 0, -1);
   // gpu: one warp of columns x 4 rows of threads (128 per block); each thread
   // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so
   // every input value loaded feeds 8 FMAs and every weight (one broadcast
@@ -201,9 +201,9 @@ std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) 
                     .c_str(),
                 s.ch_vectors * s.ch_columns + s.ch_vectors + 1);
   }
-  if (s.ch_channels_last == 1 && s.ch_ci_block > 0) {
+  if (s.ch_blocked == 1 && s.ch_ci_block > 0) {
     return "ch_ci_block=" + std::to_string(s.ch_ci_block) +
-           " needs ch_channels_last=0 (a channels-last kernel blocks its reduction by its input blocks)";
+           " needs ch_blocked=0 (a blocked kernel blocks its reduction by its input blocks)";
   }
   if (s.family == ConvFamily::Gpu || t.gpu) return validate_gpu_fields(s, t);
   return "";

@@ -78,8 +78,9 @@ struct ConvSchedule {
   int ch_unroll_kx = -1;  // 1: unroll 3-tap rows; 0: never; -1: default
   int ch_ci_block = -1;   // input channels per reduction block, the x tiles of a
                           // row inside each block (weights stay in L1); 0: none
-  int ch_channels_last = -1;  // 1: channels-innermost x and y only (the buffers are
-                              // constrained); tiles stored straight into y; 0: any strides
+  int ch_blocked = -1;  // 1: x staged in blocks of a vector of channels (nChw16c),
+                        // tiles stored straight into y (any strides; dense
+                        // copies and stores for channels-last x and y); 0: no
 
   // gpu family
   int gpu_threads_x = 0;  // threads along output x per block (coalesced NCHW rows)

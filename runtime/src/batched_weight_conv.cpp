@@ -1,11 +1,11 @@
 // batched_weight_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_batched_weight_conv.h"
 #include "batchconv_batched_weight_conv_channels.h"
-#include "batchconv_batched_weight_conv_channels_nhwc.h"
+#include "batchconv_batched_weight_conv_channels_blocked.h"
 #include "batchconv_batched_weight_conv_lanes.h"
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
-#include "batchconv_grouped_conv_channels_nhwc.h"
+#include "batchconv_grouped_conv_channels_blocked.h"
 #include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -62,15 +62,15 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   if (lead) bd.push_back({p.batch, sb});
   HalideView hb = bias_view(kOp, bias, bd);
   HalideView hy(kOp, "y", ys.data, yd);
-  const bool nhwc = !lanes && channels_last_kernel_fits(p, xd[2].stride, yd[2].stride);
+  const bool blocked = !lanes && blocked_kernel_fits(p);
   const ConvKernelFn kernel =
       lanes ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_lanes,
                                   "batchconv_batched_weight_conv_lanes")
                     : conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes"))
-      : nhwc ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels_nhwc,
-                                   "batchconv_batched_weight_conv_channels_nhwc")
-                     : conv_kernel("grouped_conv", batchconv_grouped_conv_channels_nhwc,
-                                   "batchconv_grouped_conv_channels_nhwc"))
+      : blocked ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels_blocked,
+                                   "batchconv_batched_weight_conv_channels_blocked")
+                     : conv_kernel("grouped_conv", batchconv_grouped_conv_channels_blocked,
+                                   "batchconv_grouped_conv_channels_blocked"))
       : lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels,
                            "batchconv_batched_weight_conv_channels")
              : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");

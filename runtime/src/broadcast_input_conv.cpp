@@ -2,7 +2,7 @@
 // memory; the output layout is chosen by the strides of the y view.
 #include "batchconv_broadcast_input_conv.h"
 #include "batchconv_broadcast_input_conv_channels.h"
-#include "batchconv_broadcast_input_conv_channels_nhwc.h"
+#include "batchconv_broadcast_input_conv_channels_blocked.h"
 #include "batchconv_grouped_conv.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -65,11 +65,11 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}, {p.batch, sb}});
   HalideView hy(kOp, "y", y.data, yd);
-  const bool nhwc = channels_last_kernel_fits(p, xd[2].stride, yd[2].stride);
+  const bool blocked = blocked_kernel_fits(p);
   call_kernel(kOp, [&] {
     const ConvKernelFn kernel =
-        nhwc ? conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels_nhwc,
-                           "batchconv_broadcast_input_conv_channels_nhwc")
+        blocked ? conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels_blocked,
+                           "batchconv_broadcast_input_conv_channels_blocked")
              : conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels,
                            "batchconv_broadcast_input_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,

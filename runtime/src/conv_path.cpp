@@ -57,9 +57,7 @@ bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op) {
          p.groups * p.cout_g >= vec;
 }
 
-bool channels_last_kernel_fits(const ConvPlan& p, int64_t x_channel_stride, int64_t y_channel_stride) {
-  return x_channel_stride == 1 && y_channel_stride == 1 && p.cin_g >= variant_facts().vector_floats;
-}
+bool blocked_kernel_fits(const ConvPlan& p) { return p.cin_g >= variant_facts().vector_floats; }
 
 batchconv_gen::ConvFamily conv_family(const ConvPlan& p, batchconv_gen::ConvOp op, int64_t x_channel_stride,
                                       int64_t y_channel_stride, bool y_banks_outer) {

@@ -31,11 +31,12 @@ batchconv_gen::ConvFamily conv_family(const ConvPlan& p, batchconv_gen::ConvOp o
 // Halide's bounds checks (a read past the last group) and is not called.
 bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op);
 
-// Whether the channels family's channels-last kernels (*_channels_nhwc:
-// x staged in channel blocks, tiles stored straight into y) run this call:
-// x's and y's channels innermost (`x_channel_stride`, `y_channel_stride` of
-// the kernel's grouped view) and at least a vector of input channels per
-// group (a block of fewer would mostly copy padding).
-bool channels_last_kernel_fits(const ConvPlan& p, int64_t x_channel_stride, int64_t y_channel_stride);
+// Whether the channels family's blocked kernels (*_channels_blocked: x
+// staged in blocks of a vector of channels, register tiles stored straight
+// into y, any strides) run this call: at least a vector of input channels
+// per group (a block of fewer would mostly copy padding). Fastest on
+// channels-last x and y (dense staging copies and stores); NCHW ones are
+// transposed into the blocks and scattered from the tiles.
+bool blocked_kernel_fits(const ConvPlan& p);
 
 }  // namespace batchconv::detail

@@ -1,7 +1,7 @@
 // grouped_conv: validation, then the AOT kernel over the caller's memory.
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
-#include "batchconv_grouped_conv_channels_nhwc.h"
+#include "batchconv_grouped_conv_channels_blocked.h"
 #include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -38,12 +38,12 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   const int64_t sc = bias ? bias->stride(0) : 0;
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
   HalideView hy(kOp, "y", y.data, yd);
-  const bool nhwc = !lanes && channels_last_kernel_fits(p, xd[2].stride, yd[2].stride);
+  const bool blocked = !lanes && blocked_kernel_fits(p);
   call_kernel(kOp, [&] {
     const ConvKernelFn kernel =
         lanes  ? conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes")
-        : nhwc ? conv_kernel("grouped_conv", batchconv_grouped_conv_channels_nhwc,
-                             "batchconv_grouped_conv_channels_nhwc")
+        : blocked ? conv_kernel("grouped_conv", batchconv_grouped_conv_channels_blocked,
+                             "batchconv_grouped_conv_channels_blocked")
                : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());

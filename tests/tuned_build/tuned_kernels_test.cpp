@@ -109,10 +109,10 @@ std::string tuned_name(const Call& c) {
 
 bool is_default_kernel(const std::string& name) {
   for (const char* d : {"batchconv_grouped_conv", "batchconv_grouped_conv_channels",
-                        "batchconv_grouped_conv_channels_nhwc", "batchconv_batched_weight_conv",
-                        "batchconv_batched_weight_conv_channels", "batchconv_batched_weight_conv_channels_nhwc",
+                        "batchconv_grouped_conv_channels_blocked", "batchconv_batched_weight_conv",
+                        "batchconv_batched_weight_conv_channels", "batchconv_batched_weight_conv_channels_blocked",
                         "batchconv_broadcast_input_conv", "batchconv_broadcast_input_conv_channels",
-                        "batchconv_broadcast_input_conv_channels_nhwc"})
+                        "batchconv_broadcast_input_conv_channels_blocked"})
     if (name == d) return true;
   return false;
 }

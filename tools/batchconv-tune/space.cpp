@@ -33,11 +33,12 @@ Space::Space(const ConvProblem& problem, const TargetFacts& facts) : p_(problem)
              {&S::task_max_rows, "task_max_rows", {1, 2, 4, 8, 16, 32, 64}}};
   }
   channels_ = {{&S::ch_vectors, "ch_vectors", {1, 2, 3, 4}},
-               {&S::ch_columns, "ch_columns", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12}},
+               {&S::ch_columns, "ch_columns", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}},
                {&S::ch_task_rows, "ch_task_rows", {1, 2, 4, 8, 16}},
                {&S::task_input_kb, "task_input_kb", kb},
                {&S::ch_unroll_kx, "ch_unroll_kx", {0, 1}},
-               {&S::ch_ci_block, "ch_ci_block", {0, 4, 8, 16, 32, 64}}};
+               {&S::ch_ci_block, "ch_ci_block", {0, 4, 8, 16, 32, 64}},
+               {&S::ch_blocked, "ch_blocked", {0, 1}}};
 }
 
 const std::vector<Axis>& Space::axes(ConvFamily f) const {
@@ -100,6 +101,9 @@ std::string Space::reject_reason(const ConvSchedule& in) const {
     if (s.ch_task_rows > p_.out_h)
       return "ch_task_rows=" + std::to_string(s.ch_task_rows) + " exceeds the output height " +
              std::to_string(p_.out_h);
+    if (s.ch_blocked == 1 && p_.cin_g < vec)
+      return "ch_blocked=1 with Cin_g=" + std::to_string(p_.cin_g) + " under a block of " + std::to_string(vec) +
+             " channels";
     if (s.ch_ci_block > 0 && s.ch_ci_block >= p_.cin_g)
       return "ch_ci_block=" + std::to_string(s.ch_ci_block) + " does not split Cin_g=" + std::to_string(p_.cin_g);
     // Cache: one tile's weights (taps x its channel vectors) should sit in L2.
