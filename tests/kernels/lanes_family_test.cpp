@@ -15,6 +15,7 @@
 #include "conv_check.h"
 #include "conv_chooser.h"
 #include "layout_views.h"
+#include "random_geometry.h"
 #include "reference.h"
 
 namespace batchconv::test {
@@ -60,18 +61,7 @@ LanesCase draw_case(std::mt19937_64& rng, bool batched, int i) {
   c.groups = min_groups + pick(0, 9);
   c.B = batched ? pick(1, 3) : 1;
   c.N = pick(1, 3);
-  c.KW = std::vector<int>{1, 3, 3, 5}[pick(0, 3)];
-  c.KH = c.dims == 2 ? std::vector<int>{1, 3, 3, 2}[pick(0, 3)] : 1;
-  c.d.stride = {c.dims == 2 ? pick(1, 2) : 1, pick(0, 3) == 0 ? pick(2, 3) : 1};
-  c.d.dilation = {c.dims == 2 ? pick(1, 2) : 1, pick(0, 4) == 0 ? 2 : 1};
-  c.d.pad_begin = {c.dims == 2 ? pick(0, 2) : 0, pick(0, 2)};
-  c.d.pad_end = {c.dims == 2 ? pick(0, 2) : 0, pick(0, 2)};
-  if (c.dims == 1) {  // one spatial axis: both entries alike, whichever the API reads
-    c.d.stride[0] = c.d.stride[1];
-    c.d.dilation[0] = c.d.dilation[1];
-    c.d.pad_begin[0] = c.d.pad_begin[1];
-    c.d.pad_end[0] = c.d.pad_end[1];
-  }
+  draw_taps_and_geometry(pick, c.dims, &c.KH, &c.KW, &c.d);
   c.d.groups = static_cast<int>(c.groups);
   c.d.activation = pick(0, 1) ? Activation::ReLU : Activation::None;
   c.bias = pick(0, 1) == 1;
