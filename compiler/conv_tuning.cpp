@@ -78,6 +78,7 @@ ConvScheduleChoice choose_conv_schedule_tuned(const batchconv_gen::ConvProblem& 
   if (const std::string bad = validate_conv_schedule(s, facts); !bad.empty())
     throw Error(where + ": " + record + ": point \"" + r->point + "\" is invalid on " + variant + ": " + bad);
   out.schedule = s;
+  out.from_record = true;
   std::ostringstream e;
   e << "tuned " << r->point << " (" << tuning->path << ", " << r->key.target << " on \"" << r->key.machine << "\": "
     << r->time_ms << " ms against the default's " << r->default_ms << " ms";

@@ -34,6 +34,7 @@ std::string tuning_target_name(const Halide::Target& t);
 struct ConvScheduleChoice {
   batchconv_gen::ConvSchedule schedule;  // defaults filled in for the target
   std::string explanation;               // one line: what scheduled the conv and why
+  bool from_record = false;              // the point is a tuning record's
 };
 
 // The chooser's schedule for `q`, or with `tuning` the point of its record

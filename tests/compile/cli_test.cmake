@@ -61,7 +61,7 @@ file(STRINGS "${WORK}/libdynamic_dim.a" ptx_target REGEX "^\\.target sm_61")
 if(NOT ptx_target)
   message(FATAL_ERROR "--target=host-cuda: the library's PTX is not for sm_61")
 endif()
-# Layouts: --explain-layouts prints each variant's schedule and layout lines; bad --layouts and
+# Layouts: --explain-layouts prints each variant's schedule (its own target's tile; blocked where a group has a vector of input channels) and layout lines; bad --layouts and
 # --edge-layout values are usage errors (exit 2); an edge of the wrong rank fails naming it, writing nothing.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -71,8 +71,9 @@ execute_process(COMMAND "${TOOL}" "${MODELS}/conv_stack_opset17.onnx" -o "${WORK
 foreach(want "layout x86-64-linux-avx512_skylake: node '/b/Conv' \\(Conv\\) -> '[^']*': result channels innermost"
              "layout x86-64-linux-avx2-fma-f16c-sse41: node '/b/Conv' \\(Conv\\) -> '[^']*': result channels innermost"
              "-> 'y': result channels innermost: read only by channels-last graph output 'y'"
-             "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx512_skylake: [^\n]*ch_vectors=4"
-             "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx2-fma-f16c-sse41: [^\n]*ch_vectors=2")
+             "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx512_skylake: [^\n]*ch_vectors=2,ch_columns=14[^\n]*ch_blocked=1"
+             "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx2-fma-f16c-sse41: [^\n]*ch_vectors=2,ch_columns=6[^\n]*ch_blocked=1"
+             "conv node '/a/Conv' \\(Conv\\) for x86-64-linux-avx512_skylake: [^\n]*ch_blocked=0")
   if(NOT rc EQUAL 0 OR NOT out MATCHES "${want}")
     message(FATAL_ERROR "--explain-layouts: expected '${want}' (exit ${rc}):\n${out}${err}")
   endif()
