@@ -13,8 +13,12 @@ Batched linear is its own adjoint the same way, through Linear.
 
 Arguments arrive validated (functional.py). Tensors go to the kernels as
 data pointers with their strides: nothing is copied that the kernels can
-read in place (an operand whose last dimension is not unit-stride, e.g.
-channels_last, is packed by the runtime into a reused scratch buffer).
+read in place. Channels-last operands (channel stride 1: torch's
+channels_last, or its 1-D and batched counterparts) go straight to the
+channels-family kernels, and the conv's output and input gradient are then
+channels-last too, as F.conv2d's are (dx takes x's memory format); the weight gradient's kernel packs a
+channels-last x and dy into reused scratch (as it does any operand whose
+last dimension is not unit-stride).
 """
 import collections
 import math
@@ -61,18 +65,42 @@ def conv_output_shape(g, x_shape, w_shape):
     return lead + out
 
 
-def _empty(shape, like):
-    """A new output; a large one on the CPU comes from the output cache (cache.py)."""
+def x_channel_dim(g):
+    """The channel axis of x (and dx): (B, N, C, ...) for the batched op, (N, C, ...) otherwise."""
+    return 2 if g.op == "batched" else 1
+
+
+def y_channel_dim(g):
+    """The channel axis of y (and dy): (B, N, Cout, ...) or (N, [B*]Cout, ...)."""
+    return 2 if g.op == "batched" or (g.op == "broadcast" and g.layout == "batched") else 1
+
+
+def channels_last(t, dim):
+    """Whether t's channel axis `dim` is innermost in memory (stride 1, more than one channel)."""
+    return t.shape[dim] > 1 and t.stride(dim) == 1
+
+
+def _empty(shape, like, channel_dim=None):
+    """A new output, channels-last (channel axis `channel_dim` innermost in memory) when one is
+    given; a large one on the CPU comes from the output cache (cache.py)."""
+    order = list(range(len(shape)))
+    if channel_dim is not None:
+        order = order[:channel_dim] + order[channel_dim + 1:] + [channel_dim]
+    stored = [shape[i] for i in order]
+    t = None
     if like.device.type == "cpu":
         n = math.prod(shape)
         if n * 4 >= _native.pool_min_bytes:
-            return torch.frombuffer(_native.PooledBlock(n), dtype=torch.float32).view(shape)
-    return torch.empty(shape, dtype=torch.float32, device=like.device)
+            t = torch.frombuffer(_native.PooledBlock(n), dtype=torch.float32).view(stored)
+    if t is None:
+        t = torch.empty(stored, dtype=torch.float32, device=like.device)
+    return t.permute(*[order.index(i) for i in range(len(shape))])
 
 
 def conv_forward(g, x, w, bias):
     _sync_threads()
-    y = _empty(conv_output_shape(g, x.shape, w.shape), x)
+    last = channels_last(x, x_channel_dim(g))
+    y = _empty(conv_output_shape(g, x.shape, w.shape), x, y_channel_dim(g) if last else None)
     _native.conv(g.op, view(x), view(w), None if bias is None else view(bias), view(y), *_geo_args(g))
     return y
 
@@ -101,7 +129,7 @@ class Conv(torch.autograd.Function):
         g = ctx.g
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
-            dx = ConvGradInput.apply(dy, w, g, tuple(x.shape))
+            dx = ConvGradInput.apply(dy, w, g, tuple(x.shape), channels_last(x, x_channel_dim(g)))
         if ctx.needs_input_grad[1]:
             dw = ConvGradWeight.apply(x, dy, g, tuple(w.shape))
         if ctx.has_bias and ctx.needs_input_grad[2]:
@@ -111,11 +139,11 @@ class Conv(torch.autograd.Function):
 
 class ConvGradInput(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, dy, w, g, x_shape):
+    def forward(ctx, dy, w, g, x_shape, x_last):
         ctx.g, ctx.x_shape, ctx.w_shape = g, x_shape, tuple(w.shape)
         ctx.save_for_backward(dy, w)
         _sync_threads()
-        dx = _empty(x_shape, dy)
+        dx = _empty(x_shape, dy, x_channel_dim(g) if x_last else None)
         _native.conv_backward_input(g.op, view(dy), view(w), view(dx), *_geo_args(g))
         return dx
 
@@ -127,13 +155,14 @@ class ConvGradInput(torch.autograd.Function):
             d_dy = Conv.apply(gx, w, None, ctx.g)
         if ctx.needs_input_grad[1]:
             d_w = ConvGradWeight.apply(gx, dy, ctx.g, ctx.w_shape)
-        return d_dy, d_w, None, None
+        return d_dy, d_w, None, None, None
 
 
 class ConvGradWeight(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, dy, g, w_shape):
         ctx.g, ctx.x_shape = g, tuple(x.shape)
+        ctx.x_last = channels_last(x, x_channel_dim(g))
         ctx.save_for_backward(x, dy)
         _sync_threads()
         dw = _empty(w_shape, x)
@@ -145,7 +174,7 @@ class ConvGradWeight(torch.autograd.Function):
         x, dy = ctx.saved_tensors
         d_x = d_dy = None
         if ctx.needs_input_grad[0]:
-            d_x = ConvGradInput.apply(dy, gw, ctx.g, ctx.x_shape)
+            d_x = ConvGradInput.apply(dy, gw, ctx.g, ctx.x_shape, ctx.x_last)
         if ctx.needs_input_grad[1]:
             d_dy = Conv.apply(x, gw, None, ctx.g)
         return d_x, d_dy, None, None

@@ -14,8 +14,10 @@
 padding: an int, a tuple of one int per spatial dim, a tuple of per-side
 (begin, end) pairs per spatial dim (asymmetric, e.g. ((0, 1), (2, 0))),
 "valid" or "same". Tensors are read where they are (any strides, views,
-channels_last); outputs are new contiguous tensors. CPU float32 only; the
-kernels use torch.get_num_threads() threads.
+channels_last); outputs are new tensors, channels-last when x is (channel
+stride 1, as torch.channels_last: then the input gradient is too) and
+contiguous otherwise. CPU float32 only; the kernels use
+torch.get_num_threads() threads.
 """
 from . import autograd as _ag
 from . import checks as _checks

@@ -9,6 +9,7 @@ import torch
 import batchconv
 import batchconv.functional as BF
 from batchconv import _native
+from batchconv import autograd as _ag
 from cases import arrange, case_id, make_cases
 import reference as ref
 
@@ -77,11 +78,25 @@ def check_case(op, c, seed):
     assert y.shape == y_ref.shape
     assert y.dtype == torch.float32
     assert ref.rel_err(y, y_ref) < TOL, "forward"
+    _check_memory_format(op, c, xs, y)
     ins = [t for t in (xs, ws, bs) if t is not None]
     grads = torch.autograd.grad(y, ins, dy.float())
     for name, g, gr in zip(["x", "w", "bias"], grads, g_ref):
         assert g.shape == gr.shape, name
         assert ref.rel_err(g, gr) < TOL, f"grad {name}: {ref.rel_err(g, gr)}"
+    _check_memory_format(op, c, xs, grads[0], "dx")
+
+
+def _check_memory_format(op, c, xs, out, what="y"):
+    """A channels-last x gives a channels-last y and dx (F.conv2d's convention); others contiguous."""
+    geo = _ag.Geometry(op, None, None, None, None, 1, "concat" if c.get("concat") else "batched")
+    dim = _ag.x_channel_dim(geo) if what == "dx" else _ag.y_channel_dim(geo)
+    if _ag.channels_last(xs, _ag.x_channel_dim(geo)):
+        assert out.shape[dim] == 1 or out.stride(dim) == 1, f"{what} not channels-last: strides {out.stride()}"
+        dense = out.permute(*[i for i in range(out.dim()) if i != dim], dim)
+        assert dense.is_contiguous(), f"{what} not dense channels-last: strides {out.stride()}"
+    else:
+        assert out.is_contiguous(), f"{what} not contiguous: strides {out.stride()}"
 
 
 BATCHED = make_cases("batched", 120, 1)

@@ -231,6 +231,46 @@ TEST(Reorder, RoundTripsBetweenLayouts) {
   EXPECT_THROW(reorder(a.view(), wrong.view()), Error);
 }
 
+// Copies of 2^18 elements or more run as parallel tasks and transpose 4 x 4
+// blocks in SSE registers: sizes around and off multiples of 4 and of the
+// 32 x 32 tiles, every element checked (NCHW -> NHWC -> padded NCHW, and a
+// transposed 3-D view).
+TEST(Reorder, LargeCopiesMatchElementByElement) {
+  auto rng = case_rng("reorder large");
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{3, 37, 61, 45}, {2, 64, 33, 67}, {1, 131, 45, 47}, {5, 16, 57, 63}}) {
+    Tensor a(shape, Layout::Contiguous), back(shape, Layout::Padded);
+    a.fill_random(rng, kNaN);
+    back.fill(kNaN, -3.0f);
+    ChannelsLastTensor nhwc(shape, 1);
+    reorder(a.view(), nhwc.view);
+    const int64_t c = shape[1], h = shape[2], w = shape[3];
+    int64_t wrong_nhwc = 0, wrong_back = 0;
+    for_each_index(shape, [&](const std::vector<int64_t>& i) {
+      const float want = a.at(i);
+      if (nhwc.data[((i[0] * h + i[2]) * w + i[3]) * c + i[1]] != want) ++wrong_nhwc;
+    });
+    reorder(nhwc.view, back.view());
+    for_each_index(shape, [&](const std::vector<int64_t>& i) {
+      if (back.at(i) != a.at(i)) ++wrong_back;
+    });
+    EXPECT_EQ(wrong_nhwc, 0) << shape_str(shape);
+    EXPECT_EQ(wrong_back, 0) << shape_str(shape);
+    EXPECT_TRUE(back.untouched_outside_view(-3.0f)) << shape_str(shape);
+  }
+  // (rows, cols) transposed: the 3-D case with one outer axis.
+  const int64_t rows = 517, cols = 1031;
+  std::vector<float> src(static_cast<size_t>(rows * cols)), dst(src.size(), kNaN);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : src) v = u(rng);
+  reorder(TensorView(src.data(), {1, rows, cols}), TensorView(dst.data(), {1, rows, cols}, {rows * cols, 1, rows}));
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t q = 0; q < cols; ++q)
+      if (dst[q * rows + r] != src[r * cols + q]) ++wrong;
+  EXPECT_EQ(wrong, 0);
+}
+
 // The chooser's decisions on the seed shapes, for AVX-512 and AVX2 facts.
 TEST(Chooser, Decisions) {
   using namespace batchconv_gen;
