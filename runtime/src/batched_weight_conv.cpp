@@ -48,6 +48,13 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
 void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorView& w_in,
                   const TensorView* bias, const TensorView& y, bool lanes) {
   using namespace detail;
+  if (!lanes && small_planes_run_channels_last(p, x.stride(2), y.stride(2))) {
+    const TensorView xs = channels_last_scratch(x, 2, Scratch::X, true);
+    const TensorView ys = channels_last_scratch(y, 2, Scratch::Y, false);
+    run_channels(p, xs, w_in, bias, ys, false);
+    scatter(ys, y);
+    return;
+  }
   const TensorView w = weights_for_channels(w_in, 1);
   const int64_t sc = bias ? bias->stride(1) : 0, sb = bias ? bias->stride(0) : 0;
   const int lead = p.batch == 1 ? 0 : 1;

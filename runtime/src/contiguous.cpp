@@ -118,12 +118,28 @@ int copy_task(void*, int task, uint8_t* closure) {
 
 }  // namespace
 
-void copy_strided(const float* src, const std::vector<int64_t>& ss, float* dst,
-                  const std::vector<int64_t>& ds, const std::vector<int64_t>& shape) {
-  const int r = static_cast<int>(shape.size());
+void copy_strided(const float* src, const std::vector<int64_t>& ss_in, float* dst,
+                  const std::vector<int64_t>& ds_in, const std::vector<int64_t>& shape_in) {
   int64_t total = 1;
-  for (int64_t n : shape) total *= n;
+  for (int64_t n : shape_in) total *= n;
   if (total <= 0) return;
+  // Drop axes of extent 1 and merge neighbours that are one run in both src
+  // and dst (weights (Cout, Cin, KH, KW) packed with Cout innermost are a 2-D
+  // transpose of Cout x Cin*KH*KW), so the tiles below see long axes.
+  std::vector<int64_t> shape, ss, ds;
+  for (size_t i = 0; i < shape_in.size(); ++i) {
+    if (shape_in[i] == 1) continue;
+    if (!shape.empty() && ss.back() == ss_in[i] * shape_in[i] && ds.back() == ds_in[i] * shape_in[i]) {
+      shape.back() *= shape_in[i];
+      ss.back() = ss_in[i];
+      ds.back() = ds_in[i];
+      continue;
+    }
+    shape.push_back(shape_in[i]);
+    ss.push_back(ss_in[i]);
+    ds.push_back(ds_in[i]);
+  }
+  const int r = static_cast<int>(shape.size());
   // a: src's densest axis, b: dst's densest axis (among axes longer than 1).
   auto densest = [&](const std::vector<int64_t>& st) {
     int best = -1;
@@ -166,6 +182,23 @@ TensorView unit_stride_view(const TensorView& t, Scratch which, bool copy_in) {
   buf.resize(static_cast<size_t>(t.numel()));
   TensorView packed(buf.data(), t.shape);
   if (copy_in) copy_strided(t.data, strides_of(t), packed.data, strides_of(packed), t.shape);
+  return packed;
+}
+
+TensorView channels_last_scratch(const TensorView& t, int channel_dim, Scratch which, bool copy_in) {
+  std::vector<float>& buf = scratch(which);
+  buf.resize(static_cast<size_t>(t.numel()));
+  std::vector<int64_t> strides(t.shape.size());
+  int64_t step = 1;
+  strides[channel_dim] = 1;
+  step = t.shape[channel_dim];
+  for (int i = t.rank() - 1; i >= 0; --i) {
+    if (i == channel_dim) continue;
+    strides[i] = step;
+    step *= t.shape[i];
+  }
+  TensorView packed(buf.data(), t.shape, strides);
+  if (copy_in) copy_strided(t.data, strides_of(t), packed.data, strides, t.shape);
   return packed;
 }
 

@@ -18,6 +18,11 @@ enum class Scratch { X, W, Y };
 // (`copy_in` false) the data is not copied in; call scatter() afterwards.
 TensorView unit_stride_view(const TensorView& t, Scratch which, bool copy_in = true);
 
+// t's elements in channels-last scratch `which` (axis `channel_dim`
+// innermost in memory, the rest in t's order), copied in when `copy_in`;
+// valid until the next call on this thread. scatter() copies it back.
+TensorView channels_last_scratch(const TensorView& t, int channel_dim, Scratch which, bool copy_in);
+
 // dst[i] = src[i] for every index of `shape`, both strided (element
 // strides). A layout change (the two sides' densest axes differ) is copied
 // in 32 x 32 tiles of those two axes.

@@ -39,4 +39,10 @@ bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op);
 // transposed into the blocks and scattered from the tiles.
 bool blocked_kernel_fits(const ConvPlan& p);
 
+// Whether a blocked-kernel call whose x and y are both NCHW runs through
+// channels-last scratch copies of them instead: small planes (MAML's 14x14
+// to 3x3 maps), where the kernel's transposed staging and scattered stores
+// cost several times the two copies.
+bool small_planes_run_channels_last(const ConvPlan& p, int64_t x_channel_stride, int64_t y_channel_stride);
+
 }  // namespace batchconv::detail

@@ -28,6 +28,13 @@ std::vector<int64_t> output_shape(const detail::ConvPlan& p) {
 void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorView& w_in,
                   const TensorView* bias, const TensorView& y, bool lanes) {
   using namespace detail;
+  if (!lanes && small_planes_run_channels_last(p, x.stride(1), y.stride(1))) {
+    const TensorView xs = channels_last_scratch(x, 1, Scratch::X, true);
+    const TensorView ys = channels_last_scratch(y, 1, Scratch::Y, false);
+    run_channels(p, xs, w_in, bias, ys, false);
+    scatter(ys, y);
+    return;
+  }
   const TensorView w = weights_for_channels(w_in, 0);
   const std::vector<Dim> xd = activation_dims(x, 0, p.spatial, p.cin_g, p.groups);
   const std::vector<Dim> yd = activation_dims(y, 0, p.spatial, p.cout_g, p.groups);
