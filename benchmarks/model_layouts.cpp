@@ -7,6 +7,7 @@
 //
 //   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile]
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,13 +37,17 @@ using batchconv::compiler::LayoutPolicy;
 using namespace model_layouts;
 
 // Peak heap of the pipeline (its compute_root intermediates), through Halide's JIT allocator hook.
-size_t g_live = 0, g_peak = 0;
+// Parallel tasks allocate concurrently, so the counters are atomic (a plain counter once lost updates
+// and wrapped below zero).
+std::atomic<size_t> g_live{0}, g_peak{0};
 void* counting_malloc(Halide::JITUserContext*, size_t n) {
   char* p = static_cast<char*>(std::aligned_alloc(128, (n + 128 + 127) / 128 * 128));
   if (!p) return nullptr;
   std::memcpy(p, &n, sizeof n);
-  g_live += n;
-  g_peak = std::max(g_peak, g_live);
+  const size_t live = g_live.fetch_add(n) + n;
+  size_t peak = g_peak.load();
+  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
+  }
   return p + 128;
 }
 void counting_free(Halide::JITUserContext*, void* q) {
@@ -50,7 +55,7 @@ void counting_free(Halide::JITUserContext*, void* q) {
   char* p = static_cast<char*>(q) - 128;
   size_t n;
   std::memcpy(&n, p, sizeof n);
-  g_live -= n;
+  g_live.fetch_sub(n);
   std::free(p);
 }
 
@@ -191,12 +196,12 @@ int main(int argc, char** argv) {
         const int k = (r + j) % 2;
         Compiled& c = variants[k];
         std::vector<Halide::Buffer<>> outs(c.outs.begin(), c.outs.end());
-        const size_t live0 = g_live;
-        g_peak = g_live;
+        const size_t live0 = g_live.load();
+        g_peak.store(live0);
         const auto t0 = std::chrono::steady_clock::now();
         c.low.pipeline.realize(Halide::Realization(outs), jit_target);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        peak[k] = std::max(peak[k], g_peak - live0);
+        peak[k] = std::max(peak[k], g_peak.load() - live0);
         if (r >= 2) t[k].push_back(ms);  // two warmups
       }
     }
