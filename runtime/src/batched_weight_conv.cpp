@@ -92,7 +92,8 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
 // Cin) x[b, n] (Cin, P): run as batched_linear calls, one per n, reading x,
 // w and y in place. The conv kernels' tiles do not fit such planes
 // (population.py's 32 -> 8 layer on 8x8 maps, B = 256, N = 16: 163 ms
-// through the conv kernels, about 2.2 ms as products). Returns false where
+// through the conv kernels, 4.1 ms as products). Not reported by
+// last_conv_kernel() / last_conv_family(). Returns false where
 // it does not apply.
 bool run_pointwise_as_products(const detail::ConvPlan& p, const TensorView& x, const TensorView& w,
                                const TensorView* bias, const TensorView& y) {
