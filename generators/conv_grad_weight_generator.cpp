@@ -7,7 +7,10 @@
 //
 // The sum over output positions is written as vector lanes u times vector
 // steps, so the kernel keeps a register tile of vector partial sums per
-// image and folds the lanes as it adds the tile into the task's sums. Both
+// image (rows form) or per chunk of an image's plane (flat form) and adds the
+// tile into the task's sums: the rows form folds the lanes there, the flat
+// form adds the tile's two halves, keeping half a vector of lanes per weight
+// until the task's end (no horizontal sums per chunk). Both
 // operands are read through zero-padded copies staged per image, so the
 // inner loop is dense vector loads and FMAs with no boundary tests. Two
 // forms of the same sum, chosen by specialize() on the strides:
@@ -32,6 +35,14 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
   GeneratorParam<int> tile_inputs{"tile_inputs", 0};
   // Output channels per parallel task (with one kernel row ky per task).
   GeneratorParam<int> task_channels{"task_channels", 32};
+  // Vector steps per chunk of the flat form's plane (each register tile
+  // sweeps a chunk, so the chunk's operands stay in L1 across tiles).
+  GeneratorParam<int> chunk_steps{"chunk_steps", 64};
+  // A task is a whole (g, b) slice (with 16 slices or more) only while its
+  // flat-form sums, half a vector of lanes per weight, take at most this many
+  // KiB (they stay in L2 beside the staged image); larger slices are split
+  // into task_channels blocks.
+  GeneratorParam<int> slice_sums_kb{"slice_sums_kb", 1280};
 
   // (w, h, ci, g, n, b): x of shape (B, N, G*Cin_g, H, W); stride 0 along b when shared
   Input<Buffer<float>> x{"x", 6};
@@ -94,23 +105,35 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
         flat_.dy_staged, dyc, out_w, out_h, vec_,
         [&](Expr col, Expr row) { return std::vector<Expr>{col + row * pitch, c, g, n, b}; },
         [&](Expr col, Expr row) { return std::vector<Expr>{col, row, c, g, n, b}; }, "dy_copy");
-    flat_.r = RDom(0, (out_h * pitch + vec_ - 1) / vec_, "r");
+    Expr steps = (out_h * pitch + vec_ - 1) / vec_;
+    Expr chunks = (steps + int(chunk_steps) - 1) / int(chunk_steps);
+    Expr chunk = (steps + chunks - 1) / chunks;
+    flat_.r = RDom(0, chunk, "r");
     {
-      Expr f = flat_.r.x * vec_ + u_;
-      flat_.image(u_, kx, ky, ci, co, g, n, b) = 0.0f;
-      flat_.image(u_, kx, ky, ci, co, g, n, b) +=
+      Expr f = (q_ * chunk + flat_.r.x) * vec_ + u_;
+      flat_.image(u_, kx, ky, ci, co, g, q_, n, b) = 0.0f;
+      flat_.image(u_, kx, ky, ci, co, g, q_, n, b) +=
           flat_.dy_staged(f, co, g, n, b) *
           flat_.x_staged(f + kx * dilation_x + ky * dilation_y * pitch, ci, g, n, b);
     }
 
     // The lanes are folded as each tile of each image is added in (rp.x, a
     // vectorised horizontal sum), so a task's sums are one float per weight.
-    for (Form* form : {&rows_, &flat_}) {
-      form->rp = RDom(0, vec_, 0, images, "rp");
-      form->part(kx, ky, ci, co, g, b) = 0.0f;
-      form->part(kx, ky, ci, co, g, b) += form->image(form->rp.x, kx, ky, ci, co, g, form->rp.y, b);
-    }
-    dw(kx, ky, ci, co, g, b) = select(flat_cond(), flat_.part(kx, ky, ci, co, g, b),
+    rows_.rp = RDom(0, vec_, 0, images, "rp");
+    rows_.part(kx, ky, ci, co, g, b) = 0.0f;
+    rows_.part(kx, ky, ci, co, g, b) += rows_.image(rows_.rp.x, kx, ky, ci, co, g, rows_.rp.y, b);
+    // The flat form keeps half a vector of lanes per weight in the task's
+    // sums (adding the image tile's two halves), so a chunk's tile is added
+    // in with vector adds; the lanes are folded once per task.
+    half_ = std::max(vec_ / 2, 1);
+    flat_.rp = RDom(0, 1, 0, chunks, 0, images, "rp");
+    Expr lanes = flat_.image(u_, kx, ky, ci, co, g, flat_.rp.y, flat_.rp.z, b);
+    if (vec_ > 1) lanes += flat_.image(u_ + half_, kx, ky, ci, co, g, flat_.rp.y, flat_.rp.z, b);
+    flat_.part(u_, kx, ky, ci, co, g, b) = 0.0f;
+    flat_.part(u_, kx, ky, ci, co, g, b) += lanes;
+    RDom fold(0, half_, "fold");
+    Expr flat_sum = sum(flat_.part(fold, kx, ky, ci, co, g, b));
+    dw(kx, ky, ci, co, g, b) = select(flat_cond(), flat_sum,
                                       rows_.part(kx, ky, ci, co, g, b));
   }
 
@@ -174,13 +197,16 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     return best;
   }
 
-  // Tasks. With many (g, b) slices a task is one slice; otherwise one
-  // kernel row ky of task_channels output channels of a slice (rows form) or
-  // task_channels output channels of a slice (flat form, whose x copy is a
-  // whole image). A task's sums (KW x KH x Cin_g x its channels floats) stay
-  // in L1/L2. The reduction runs image by image (rp.y outermost): the
-  // image's x and dy are staged, then every register tile of the task
-  // sweeps the image with its accumulators in registers: tco dy loads and
+  // Tasks. With many (g, b) slices a task is one slice (flat form: while
+  // its sums fit slice_sums_kb); otherwise one kernel row ky of
+  // task_channels output channels of a slice (rows form) or task_channels
+  // output channels of a slice (flat form, whose x copy is a whole image).
+  // A task's sums (KW x KH x Cin_g x its channels floats, times half a
+  // vector in the flat form) stay in L2. The reduction runs image by image:
+  // the image's x and dy are staged, then every register tile of the task
+  // sweeps the image (rows form) or each chunk of chunk_steps vector steps
+  // of its plane in turn (flat form: the chunk's operands stay in L1 while
+  // the tiles sweep it) with its accumulators in registers: tco dy loads and
   // tci*kxu x loads feed tco*tci*kxu FMAs per step. Tiles, by specialize():
   // KW = 3 with kx unrolled (tiles of Cin_g = 3 exactly for RGB inputs),
   // KW = 1, any KW with kx a loop, and one channel at a time (tiny groups);
@@ -247,7 +273,8 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
       }
       s.fuse(task, g, task).fuse(task, b, task).parallel(task);
     };
-    whole_slices(dw.specialize(flat && slices >= 16));
+    Expr sums_bytes = cast<int64_t>(cout_g) * cin_g * kernel_w * dw.dim(1).extent() * half_ * 4;
+    whole_slices(dw.specialize(flat && slices >= 16 && sums_bytes <= Expr(int64_t(slice_sums_kb) * 1024)));
     channel_blocks(dw.specialize(flat), false);
     whole_slices(dw.specialize(slices >= 16));
     channel_blocks(dw.specialize(cout_g > tb), true);
@@ -257,7 +284,7 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
       form->part.compute_at(dw, task);
       form->image.compute_at(form->part, Var("kxo"));
     }
-    LoopLevel rows_image(rows_.part, rows_.rp.y), flat_image(flat_.part, flat_.rp.y);
+    LoopLevel rows_image(rows_.part, rows_.rp.y), flat_image(flat_.part, flat_.rp.z);
     rows_.x_staged.compute_at(rows_image).vectorize(Var("w"), vec_, TailStrategy::GuardWithIf);
     rows_.dy_staged.compute_at(rows_image).vectorize(Var("w"), vec_, TailStrategy::GuardWithIf);
     for (Func f : {flat_.x_staged, flat_.dy_staged}) {
@@ -276,8 +303,17 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     update.split(co, coo, co, tile.tco)
         .split(ci, cio, ci, tile.tci)
         .split(kx, kxo, kx, std::max(tile.kxu, 1))
-        .reorder(form.rp.x, kx, ci, co, kxo, cio, coo, ky, form.rp.y, g, b)
-        .atomic()
+        ;
+    if (&form == &flat_) {
+      update.reorder(u_, kx, ci, co, kxo, ky, cio, coo, form.rp.y, form.rp.z, g, b)
+          .vectorize(u_, half_)
+          .unroll(kx)
+          .unroll(ci)
+          .unroll(co);
+      return;
+    }
+    update.reorder(form.rp.x, kx, ci, co, kxo, cio, coo, ky, form.rp.y, g, b);
+    update.atomic()
         .vectorize(form.rp.x)
         .unroll(kx)
         .unroll(ci)
@@ -288,7 +324,10 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     init.vectorize(u_).unroll(kx).unroll(ci).unroll(co);
     std::vector<Halide::VarOrRVar> order{u_, kx, ci, co};
     for (int i = 0; i < form.r.dimensions(); i++) order.push_back(form.r[i]);
-    order.insert(order.end(), {ky, g, n, b});
+    order.push_back(ky);
+    order.push_back(g);
+    if (&form == &flat_) order.push_back(q_);
+    order.insert(order.end(), {n, b});
     update.reorder(order).vectorize(u_).unroll(kx).unroll(ci).unroll(co);
   }
 
@@ -299,8 +338,8 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
   Form flat_{Halide::Func("x_flat"), Halide::Func("dy_flat"), Halide::Func("image_flat"),
              Halide::Func("part_flat")};
   RowCopy x_copy_, dy_copy_;
-  Halide::Var u_{"u"}, kx{"kx"}, ky{"ky"}, ci{"ci"}, co{"co"}, g{"g"}, n{"n"}, b{"b"};
-  int vec_ = 1;
+  Halide::Var q_{"q"}, u_{"u"}, kx{"kx"}, ky{"ky"}, ci{"ci"}, co{"co"}, g{"g"}, n{"n"}, b{"b"};
+  int vec_ = 1, half_ = 1;
 };
 
 }  // namespace batchconv_gen

@@ -130,8 +130,15 @@ def _path_case(op, B, N, cin, cout, size, k, stride=1, dilation=1, pad=0, groups
 # rarely does: per-channel-block tasks with a remainder block (Cout_g > 32, few slices),
 # one task per slice (>= 16 slices), the RGB tile (Cin_g = 3, 3x3), the 1x1 and loop tiles,
 # strided (rows form) and unit-stride (flat form) sums, rows wider than several vectors,
-# rows narrower than one, and few input channels in the input gradient.
+# rows narrower than one, few input channels in the input gradient, and planes of more
+# than one chunk of the flat weight-gradient sweep (over 1024 floats), with the last chunk
+# running past the plane, per channel block and per slice, and slices whose sums are too
+# large for one task.
 PATHS = [
+    ("batched", _path_case("batched", 2, 2, 5, 9, (45, 47), 3)),
+    ("grouped", _path_case("grouped", 1, 3, 4, 36, (37, 41), 3, pad=1)),
+    ("batched", _path_case("batched", 16, 1, 3, 8, (33, 40), 3, pad=1)),
+    ("batched", _path_case("batched", 16, 1, 64, 72, (8, 9), 3, pad=1)),
     ("batched", _path_case("batched", 2, 2, 3, 40, (9, 21), 3)),
     ("batched", _path_case("batched", 2, 2, 3, 40, (9, 21), 3, stride=2, pad=1)),
     ("batched", _path_case("batched", 17, 2, 3, 8, (7, 18), 3)),
