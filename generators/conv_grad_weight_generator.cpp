@@ -117,14 +117,17 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
           flat_.x_staged(f + kx * dilation_x + ky * dilation_y * pitch, ci, g, n, b);
     }
 
-    // The lanes are folded as each tile of each image is added in (rp.x, a
-    // vectorised horizontal sum), so a task's sums are one float per weight.
+    // Rows form: the lanes are folded as each tile of each image is added in
+    // (rp.x, a vectorised horizontal sum), so a task's sums are one float per
+    // weight.
     rows_.rp = RDom(0, vec_, 0, images, "rp");
     rows_.part(kx, ky, ci, co, g, b) = 0.0f;
     rows_.part(kx, ky, ci, co, g, b) += rows_.image(rows_.rp.x, kx, ky, ci, co, g, rows_.rp.y, b);
     // The flat form keeps half a vector of lanes per weight in the task's
     // sums (adding the image tile's two halves), so a chunk's tile is added
-    // in with vector adds; the lanes are folded once per task.
+    // in with vector adds; the lanes are folded once per task. Its rp.x is
+    // a unit dimension, so rp.y (chunks) and rp.z (images) keep the places
+    // the schedule gives them.
     half_ = std::max(vec_ / 2, 1);
     flat_.rp = RDom(0, 1, 0, chunks, 0, images, "rp");
     Expr lanes = flat_.image(u_, kx, ky, ci, co, g, flat_.rp.y, flat_.rp.z, b);
@@ -302,8 +305,7 @@ class ConvGradWeight : public Halide::Generator<ConvGradWeight> {
     Var cio("cio"), coo("coo"), kxo("kxo");
     update.split(co, coo, co, tile.tco)
         .split(ci, cio, ci, tile.tci)
-        .split(kx, kxo, kx, std::max(tile.kxu, 1))
-        ;
+        .split(kx, kxo, kx, std::max(tile.kxu, 1));
     if (&form == &flat_) {
       update.reorder(u_, kx, ci, co, kxo, ky, cio, coo, form.rp.y, form.rp.z, g, b)
           .vectorize(u_, half_)
