@@ -92,9 +92,10 @@ std::string default_name(const std::string& model_path) {
   return out;
 }
 
-std::vector<std::string> run_rewrites(ir::Model& model) {
+std::vector<std::string> run_rewrites(ir::Model& model, bool runtime_weights) {
   rewrites::PassOptions opts;
   opts.emit_batchconv_ops = true;
+  opts.compute_weight_values = !runtime_weights;
   std::vector<std::string> fired;
   for (const rewrites::Pass& p : rewrites::default_pipeline()) {
     rewrites::PassResult r = p.run(model, opts);

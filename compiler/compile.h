@@ -56,8 +56,9 @@ std::vector<int64_t> parse_shape(const std::string& s);
 std::string default_name(const std::string& model_path);
 
 // Runs the default rewrite pipeline with the project's own ops enabled;
-// returns "pass: fired" for passes that fired.
-std::vector<std::string> run_rewrites(ir::Model& model);
+// returns "pass: fired" for passes that fired. With runtime_weights, no pass
+// computes new weight values (they only rearrange them).
+std::vector<std::string> run_rewrites(ir::Model& model, bool runtime_weights = false);
 
 // Whole flow on a model file. Throws Error (or io::Error) with a clear message.
 CompileSummary compile_model_file(const std::string& model_path, const CompileOptions& options);

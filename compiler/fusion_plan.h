@@ -6,8 +6,10 @@
 // algorithm's fused activation), so the conv's storage holds the Relu's
 // value and a Conv -> Relu graph output is still written in place. A conv
 // that is evaluated at compile time (constant inputs) gives its Relu back
-// (LoweringContext::unfuse_activation). BatchNormalization after a conv is
-// not folded into its weights yet (it is inlined into the conv's readers).
+// (LoweringContext::unfuse_activation). An inference BatchNormalization
+// after a conv with constant weights and parameters is already part of the
+// conv's weights and bias (the rewrite fold_batch_norm_into_conv, run before
+// lowering); one with runtime parameters is inlined into its readers.
 #pragma once
 
 #include "lowering_context.h"

@@ -74,8 +74,8 @@ RuntimeWeightPlan plan_runtime_weights(std::unique_ptr<ir::Model>& model, const 
   encode(*b, plan.originals, true);
   if (run) {
     std::vector<std::string> fb;
-    *fired = run_rewrites(*a);
-    fb = run_rewrites(*b);
+    *fired = run_rewrites(*a, /*runtime_weights=*/true);
+    fb = run_rewrites(*b, /*runtime_weights=*/true);
     if (fb != *fired || structure(*a) != structure(*b))
       throw Error(origin + ": --weights=runtime: the rewrites depend on the weights' values; compile with "
                   "--no-rewrites or --weights=baked");

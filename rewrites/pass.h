@@ -24,6 +24,9 @@ struct PassResult {
 
 struct PassOptions {
   bool emit_batchconv_ops = false;  // emit the project's own ops (domain "batchconv") where a pass can
+  // Passes may compute new weight values (fold_batch_norm_into_conv). Off when the weights are a
+  // compiled model's runtime arguments, which the rewrites may only rearrange.
+  bool compute_weight_values = true;
 };
 
 struct Pass {

@@ -7,6 +7,7 @@
 #include "eliminate_identity.h"
 #include "eliminate_nop_expand.h"
 #include "eliminate_nop_reshape.h"
+#include "fold_batch_norm_into_conv.h"
 #include "fold_constants.h"
 #include "fold_repeat_into_conv.h"
 #include "fuse_batch_slices_into_batched_conv.h"
@@ -21,6 +22,8 @@ const std::vector<Pass>& default_pipeline() {
       {"eliminate_identity", "Identity(x) -> x", eliminate_identity},
       {"eliminate_nop_expand", "Expand to the input's own shape -> its input", eliminate_nop_expand},
       {"eliminate_nop_reshape", "Reshape to the input's own shape -> its input", eliminate_nop_reshape},
+      {"fold_batch_norm_into_conv", "inference BatchNormalization after a Conv -> the Conv's weights and bias",
+       fold_batch_norm_into_conv},
       // seed rewrites, in this order:
       {"fold_repeat_into_conv", "repeat/tile of a tensor + grouped Conv -> Conv on the original tensor",
        fold_repeat_into_conv},

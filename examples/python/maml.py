@@ -21,30 +21,32 @@ except ImportError:  # pragma: no cover
     vmap = None
 
 
-# Each conv takes x (T, N, C, H, W) and per-task w (T, Cout, C, 3, 3), b (T, Cout).
+# Each layer takes x (T, N, C, H, W) and per-task w (T, Cout, C, 3, 3), b (T, Cout) and returns
+# relu(conv(x, w) + b): batchconv's kernel applies the ReLU itself (relu=True), PyTorch's ways
+# call torch.relu after the conv.
 def conv_batchconv(x, w, b):
-    return batchconv.batched_conv2d(x, w, b, padding=1)
+    return batchconv.batched_conv2d(x, w, b, padding=1, relu=True)
 
 
 def conv_trick(x, w, b):
     T, N, C, H, W = x.shape
     xt = x.transpose(0, 1).reshape(N, T * C, H, W)
     y = F.conv2d(xt, w.reshape(-1, *w.shape[2:]), b.reshape(-1), padding=1, groups=T)
-    return y.reshape(N, T, -1, H, W).transpose(0, 1)
+    return torch.relu(y.reshape(N, T, -1, H, W).transpose(0, 1))
 
 
 def conv_loop(x, w, b):
-    return torch.stack([F.conv2d(x[t], w[t], b[t], padding=1) for t in range(x.shape[0])])
+    return torch.relu(torch.stack([F.conv2d(x[t], w[t], b[t], padding=1) for t in range(x.shape[0])]))
 
 
 def conv_vmap(x, w, b):
-    return vmap(lambda xx, ww, bb: F.conv2d(xx, ww, bb, padding=1))(x, w, b)
+    return torch.relu(vmap(lambda xx, ww, bb: F.conv2d(xx, ww, bb, padding=1))(x, w, b))
 
 
 def network(conv, params, x):
     # 4 x (conv 3x3 -> ReLU -> 2x2 average pool), global average, a per-task linear head.
     for i in range(4):
-        y = torch.relu(conv(x, params[2 * i], params[2 * i + 1]))
+        y = conv(x, params[2 * i], params[2 * i + 1])
         T, N, C, H, W = y.shape
         x = F.avg_pool2d(y.reshape(T * N, C, H, W), 2).reshape(T, N, C, H // 2, W // 2)
     feats = x.mean((3, 4))  # (T, N, C)

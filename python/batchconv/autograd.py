@@ -82,26 +82,30 @@ def channels_last(t, dim):
 
 def _empty(shape, like, channel_dim=None):
     """A new output, channels-last (channel axis `channel_dim` innermost in memory) when one is
-    given; a large one on the CPU comes from the output cache (cache.py)."""
+    given; a large one on the CPU comes from the output cache (cache.py). Never a view (of the
+    cache block or of a permuted tensor): users may modify outputs in place, which autograd
+    forbids on views made inside a custom Function."""
     order = list(range(len(shape)))
     if channel_dim is not None:
         order = order[:channel_dim] + order[channel_dim + 1:] + [channel_dim]
-    stored = [shape[i] for i in order]
-    t = None
+    strides = [0] * len(shape)
+    step = 1
+    for i in reversed(order):
+        strides[i] = step
+        step *= shape[i]
     if like.device.type == "cpu":
         n = math.prod(shape)
         if n * 4 >= _native.pool_min_bytes:
-            t = torch.frombuffer(_native.PooledBlock(n), dtype=torch.float32).view(stored)
-    if t is None:
-        t = torch.empty(stored, dtype=torch.float32, device=like.device)
-    return t.permute(*[order.index(i) for i in range(len(shape))])
+            block = torch.frombuffer(_native.PooledBlock(n), dtype=torch.float32)
+            return torch.empty(0, dtype=torch.float32).set_(block.storage(), 0, tuple(shape), tuple(strides))
+    return torch.empty_strided(tuple(shape), tuple(strides), dtype=torch.float32, device=like.device)
 
 
-def conv_forward(g, x, w, bias):
+def conv_forward(g, x, w, bias, relu=False):
     _sync_threads()
     last = channels_last(x, x_channel_dim(g))
     y = _empty(conv_output_shape(g, x.shape, w.shape), x, y_channel_dim(g) if last else None)
-    _native.conv(g.op, view(x), view(w), None if bias is None else view(bias), view(y), *_geo_args(g))
+    _native.conv(g.op, view(x), view(w), None if bias is None else view(bias), view(y), *_geo_args(g), relu)
     return y
 
 
@@ -115,18 +119,26 @@ def _bias_grad(g, dy, bias_shape):
 
 
 class Conv(torch.autograd.Function):
+    """y = conv(x, w) + bias, then max(y, 0) inside the kernel when relu."""
+
     @staticmethod
-    def forward(ctx, x, w, bias, g):
+    def forward(ctx, x, w, bias, g, relu=False):
         ctx.g = g
         ctx.has_bias = bias is not None
         ctx.bias_shape = None if bias is None else bias.shape
-        ctx.save_for_backward(x, w)
-        return conv_forward(g, x, w, bias)
+        ctx.relu = relu
+        y = conv_forward(g, x, w, bias, relu)
+        ctx.save_for_backward(x, w, y if relu else None)
+        return y
 
     @staticmethod
     def backward(ctx, dy):
-        x, w = ctx.saved_tensors
+        x, w, y = ctx.saved_tensors
         g = ctx.g
+        if ctx.relu:
+            # ReLU's own gradient (differentiable in dy; its derivative in y is zero almost
+            # everywhere, as torch.relu's), then the conv's gradients of the masked dy.
+            dy = torch.ops.aten.threshold_backward(dy, y, 0.0)
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
             dx = ConvGradInput.apply(dy, w, g, tuple(x.shape), channels_last(x, x_channel_dim(g)))
@@ -134,7 +146,7 @@ class Conv(torch.autograd.Function):
             dw = ConvGradWeight.apply(x, dy, g, tuple(w.shape))
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = _bias_grad(g, dy, ctx.bias_shape)
-        return dx, dw, db, None
+        return dx, dw, db, None, None
 
 
 class ConvGradInput(torch.autograd.Function):
@@ -152,7 +164,7 @@ class ConvGradInput(torch.autograd.Function):
         dy, w = ctx.saved_tensors
         d_dy = d_w = None
         if ctx.needs_input_grad[0]:
-            d_dy = Conv.apply(gx, w, None, ctx.g)
+            d_dy = Conv.apply(gx, w, None, ctx.g, False)
         if ctx.needs_input_grad[1]:
             d_w = ConvGradWeight.apply(gx, dy, ctx.g, ctx.w_shape)
         return d_dy, d_w, None, None, None
@@ -176,7 +188,7 @@ class ConvGradWeight(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             d_x = ConvGradInput.apply(dy, gw, ctx.g, ctx.x_shape, ctx.x_last)
         if ctx.needs_input_grad[1]:
-            d_dy = Conv.apply(x, gw, None, ctx.g)
+            d_dy = Conv.apply(x, gw, None, ctx.g, False)
         return d_x, d_dy, None, None
 
 

@@ -1,6 +1,6 @@
 """The ops in torch.nn.functional's conventions, differentiable to any order.
 
-    batched_conv1d/2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1)
+    batched_conv1d/2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False)
         x (B, N, Cin, [H,] W), w (B, Cout, Cin/groups, [KH,] KW), bias (B, Cout)
         -> (B, N, Cout, [H',] W'): slice b of x meets only filter bank b.
     broadcast_conv1d/2d(x, w, bias=None, ..., layout="concat")
@@ -13,7 +13,9 @@
 
 padding: an int, a tuple of one int per spatial dim, a tuple of per-side
 (begin, end) pairs per spatial dim (asymmetric, e.g. ((0, 1), (2, 0))),
-"valid" or "same". Tensors are read where they are (any strides, views,
+"valid" or "same". relu=True applies max(., 0) to the output inside the
+kernel (conv + bias + ReLU in one pass; the gradient masks dy by the saved
+output, as torch.relu's does, to any order). Tensors are read where they are (any strides, views,
 channels_last); outputs are new tensors, channels-last when x is (channel
 stride 1, as torch.channels_last: then the input gradient is too) and
 contiguous otherwise. CPU float32 only; the kernels use
@@ -23,7 +25,7 @@ from . import autograd as _ag
 from . import checks as _checks
 
 
-def _conv(op, name, x, w, bias, stride, padding, dilation, groups, layout, dims):
+def _conv(op, name, x, w, bias, stride, padding, dilation, groups, layout, dims, relu):
     lead = 1 if op == "batched" else 0
     x_layout = {"grouped": "(N, Cin, {})", "batched": "(B, N, Cin, {})", "broadcast": "(N, Cin, {})"}[op]
     sp = "H, W" if dims == 2 else "W"
@@ -49,38 +51,40 @@ def _conv(op, name, x, w, bias, stride, padding, dilation, groups, layout, dims)
         _checks.bias(name, bias, (cout,), "(Cout)")
     else:
         _checks.bias(name, bias, (w.shape[0], cout), "(B, Cout)")
+    if not isinstance(relu, bool):
+        raise TypeError(f"{name}: relu={relu!r} must be True or False")
     geo = _ag.Geometry(op, stride, dilation, begin, end, g, layout)
-    return _ag.Conv.apply(x, w, bias, geo)
+    return _ag.Conv.apply(x, w, bias, geo, relu)
 
 
-def batched_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def batched_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False):
     """x (B, N, Cin, H, W), w (B, Cout, Cin/groups, KH, KW), bias (B, Cout) -> (B, N, Cout, H', W')."""
-    return _conv("batched", "batched_conv2d", x, w, bias, stride, padding, dilation, groups, "batched", 2)
+    return _conv("batched", "batched_conv2d", x, w, bias, stride, padding, dilation, groups, "batched", 2, relu)
 
 
-def batched_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def batched_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False):
     """x (B, N, Cin, W), w (B, Cout, Cin/groups, KW), bias (B, Cout) -> (B, N, Cout, W')."""
-    return _conv("batched", "batched_conv1d", x, w, bias, stride, padding, dilation, groups, "batched", 1)
+    return _conv("batched", "batched_conv1d", x, w, bias, stride, padding, dilation, groups, "batched", 1, relu)
 
 
-def broadcast_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, layout="concat"):
+def broadcast_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, layout="concat", relu=False):
     """Shared x (N, Cin, H, W), w (B, Cout, Cin/groups, KH, KW) -> (N, B*Cout, H', W') or (B, N, Cout, H', W')."""
-    return _conv("broadcast", "broadcast_conv2d", x, w, bias, stride, padding, dilation, groups, layout, 2)
+    return _conv("broadcast", "broadcast_conv2d", x, w, bias, stride, padding, dilation, groups, layout, 2, relu)
 
 
-def broadcast_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, layout="concat"):
+def broadcast_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, layout="concat", relu=False):
     """Shared x (N, Cin, W), w (B, Cout, Cin/groups, KW) -> (N, B*Cout, W') or (B, N, Cout, W')."""
-    return _conv("broadcast", "broadcast_conv1d", x, w, bias, stride, padding, dilation, groups, layout, 1)
+    return _conv("broadcast", "broadcast_conv1d", x, w, bias, stride, padding, dilation, groups, layout, 1, relu)
 
 
-def grouped_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def grouped_conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False):
     """x (N, Cin, H, W), w (Cout, Cin/groups, KH, KW), bias (Cout): F.conv2d's numbers."""
-    return _conv("grouped", "grouped_conv2d", x, w, bias, stride, padding, dilation, groups, "batched", 2)
+    return _conv("grouped", "grouped_conv2d", x, w, bias, stride, padding, dilation, groups, "batched", 2, relu)
 
 
-def grouped_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def grouped_conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False):
     """x (N, Cin, W), w (Cout, Cin/groups, KW), bias (Cout): F.conv1d's numbers."""
-    return _conv("grouped", "grouped_conv1d", x, w, bias, stride, padding, dilation, groups, "batched", 1)
+    return _conv("grouped", "grouped_conv1d", x, w, bias, stride, padding, dilation, groups, "batched", 1, relu)
 
 
 def batched_linear(x, w, bias=None):

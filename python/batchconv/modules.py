@@ -13,8 +13,11 @@ def _tuple(v, dims):
 
 class _ConvBase(nn.Module):
     def __init__(self, dims, in_channels, out_channels, kernel_size, batch, stride, padding, dilation,
-                 groups, bias, lead):
+                 groups, bias, lead, relu=False):
         super().__init__()
+        if not isinstance(relu, bool):
+            raise TypeError(f"{type(self).__name__}: relu={relu!r} must be True or False")
+        self.relu = relu
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{type(self).__name__}: groups={groups} must divide in_channels={in_channels} "
                              f"and out_channels={out_channels}")
@@ -40,83 +43,87 @@ class _ConvBase(nn.Module):
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, batch={self.batch}, "
                 f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, groups={self.groups}, "
-                f"bias={self.bias is not None}")
+                f"bias={self.bias is not None}, relu={self.relu}")
 
 
 class BatchedConv2d(_ConvBase):
     """B filter banks, one per slice: x (B, N, Cin, H, W) -> (B, N, Cout, H', W')."""
 
     def __init__(self, in_channels, out_channels, kernel_size, batch, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True):
+                 groups=1, bias=True, relu=False):
         super().__init__(2, in_channels, out_channels, kernel_size, batch, stride, padding, dilation, groups,
-                         bias, True)
+                         bias, True, relu)
 
     def forward(self, x):
-        return F.batched_conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.batched_conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
+                                relu=self.relu)
 
 
 class BatchedConv1d(_ConvBase):
     """x (B, N, Cin, W) -> (B, N, Cout, W')."""
 
     def __init__(self, in_channels, out_channels, kernel_size, batch, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True):
+                 groups=1, bias=True, relu=False):
         super().__init__(1, in_channels, out_channels, kernel_size, batch, stride, padding, dilation, groups,
-                         bias, True)
+                         bias, True, relu)
 
     def forward(self, x):
-        return F.batched_conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.batched_conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
+                                relu=self.relu)
 
 
 class BroadcastConv2d(_ConvBase):
     """B filter banks over one shared x (N, Cin, H, W) -> (N, B*Cout, ...) or (B, N, Cout, ...)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, batch, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, layout="concat"):
+                 groups=1, bias=True, layout="concat", relu=False):
         super().__init__(2, in_channels, out_channels, kernel_size, batch, stride, padding, dilation, groups,
-                         bias, True)
+                         bias, True, relu)
         self.layout = layout
 
     def forward(self, x):
         return F.broadcast_conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                                  self.groups, self.layout)
+                                  self.groups, self.layout, relu=self.relu)
 
 
 class BroadcastConv1d(_ConvBase):
     """Shared x (N, Cin, W) -> (N, B*Cout, W') or (B, N, Cout, W')."""
 
     def __init__(self, in_channels, out_channels, kernel_size, batch, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, layout="concat"):
+                 groups=1, bias=True, layout="concat", relu=False):
         super().__init__(1, in_channels, out_channels, kernel_size, batch, stride, padding, dilation, groups,
-                         bias, True)
+                         bias, True, relu)
         self.layout = layout
 
     def forward(self, x):
         return F.broadcast_conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                                  self.groups, self.layout)
+                                  self.groups, self.layout, relu=self.relu)
 
 
 class GroupedConv2d(_ConvBase):
     """nn.Conv2d's function on batchconv's kernels: x (N, Cin, H, W) -> (N, Cout, H', W')."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True):
+                 bias=True, relu=False):
         super().__init__(2, in_channels, out_channels, kernel_size, 1, stride, padding, dilation, groups, bias,
-                         False)
+                         False, relu)
 
     def forward(self, x):
-        return F.grouped_conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.grouped_conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
+                                relu=self.relu)
 
 
 class GroupedConv1d(_ConvBase):
     """nn.Conv1d's function: x (N, Cin, W) -> (N, Cout, W')."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True):
+                 bias=True, relu=False):
         super().__init__(1, in_channels, out_channels, kernel_size, 1, stride, padding, dilation, groups, bias,
-                         False)
+                         False, relu)
 
     def forward(self, x):
-        return F.grouped_conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.grouped_conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
+                                relu=self.relu)
 
 
 class BatchedLinear(nn.Module):

@@ -61,8 +61,9 @@ batchconv::BroadcastLayout to_layout(const std::string& layout) {
 
 void conv(const std::string& op, const View& x, const View& w, const std::optional<View>& bias,
           const View& y, const Ints& stride, const Ints& dilation, const Ints& pad_begin,
-          const Ints& pad_end, int groups, const std::string& layout) {
-  const batchconv::ConvDesc d = to_desc(stride, dilation, pad_begin, pad_end, groups);
+          const Ints& pad_end, int groups, const std::string& layout, bool relu) {
+  batchconv::ConvDesc d = to_desc(stride, dilation, pad_begin, pad_end, groups);
+  if (relu) d.activation = batchconv::Activation::ReLU;
   const auto tx = to_view(x), tw = to_view(w), ty = to_view(y);
   batchconv::TensorView tb;
   if (bias) tb = to_view(*bias);
@@ -140,7 +141,7 @@ PYBIND11_MODULE(_native, m) {
   batchconv_python::install_omp_pool();
   m.def("conv", &conv, py::arg("op"), py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("y"),
         py::arg("stride"), py::arg("dilation"), py::arg("pad_begin"), py::arg("pad_end"),
-        py::arg("groups"), py::arg("layout"));
+        py::arg("groups"), py::arg("layout"), py::arg("relu") = false);
   m.def("conv_backward_input", &conv_backward_input, py::arg("op"), py::arg("dy"), py::arg("w"),
         py::arg("dx"), py::arg("stride"), py::arg("dilation"), py::arg("pad_begin"),
         py::arg("pad_end"), py::arg("groups"), py::arg("layout"));

@@ -1,5 +1,6 @@
 """Swept conv cases: every op gets >= 100, mixing 1-D and 2-D, groups (1, some, depthwise),
-stride, dilation, asymmetric padding, B = 1, odd sizes, bias or not, and input layouts
+stride, dilation, asymmetric padding, B = 1, odd sizes, bias or not, a fused ReLU (every third
+case) and input layouts
 (contiguous, channels_last, non-contiguous views: step slices, permuted B/N, seed 2's view)."""
 import random
 
@@ -32,13 +33,15 @@ def make_cases(op, count, seed):
         cases.append(dict(dims=dims, groups=groups, cin=cin_g * groups, cout=cout_g * groups, k=k,
                           stride=stride, dilation=dilation, begin=begin, end=end, size=size, B=B, N=N,
                           bias=rng.random() < 0.6, layout=LAYOUTS[i % len(LAYOUTS)],
-                          sym=(begin == end and rng.random() < 0.5), concat=rng.random() < 0.5))
+                          sym=(begin == end and rng.random() < 0.5), concat=rng.random() < 0.5,
+                          relu=i % 3 == 1))
     return cases
 
 
 def case_id(c):
     return (f"{c['dims']}d-B{c['B']}N{c['N']}-c{c['cin']}to{c['cout']}g{c['groups']}-k{c['k']}s{c['stride']}"
-            f"d{c['dilation']}p{c['begin']}{c['end']}-{c['size']}-{c['layout']}{'-bias' if c['bias'] else ''}")
+            f"d{c['dilation']}p{c['begin']}{c['end']}-{c['size']}-{c['layout']}{'-bias' if c['bias'] else ''}"
+            f"{'-relu' if c.get('relu') else ''}")
 
 
 def arrange(t, layout, lead):

@@ -45,6 +45,8 @@ CASES = [
     (ValueError, r"layout='nhwc' must be 'concat' or 'batched'", batchconv.broadcast_conv2d,
      (torch.randn(3, 4, 8, 8), w5), {"layout": "nhwc"}),
     (ValueError, r"x has rank 5", batchconv.broadcast_conv2d, (x5, w5), {}),
+    (TypeError, r"relu='yes' must be True or False", batchconv.batched_conv2d, (x5, w5), {"relu": "yes"}),
+    (TypeError, r"GroupedConv2d: relu=1 must be True or False", batchconv.GroupedConv2d, (4, 4, 3), {"relu": 1}),
     (ValueError, r"zero size", batchconv.grouped_conv1d, (torch.randn(0, 4, 8), torch.randn(4, 4, 3)), {}),
     (ValueError, r"needs B=3 weight matrices", batchconv.batched_linear,
      (torch.randn(3, 5, 4), torch.randn(2, 4, 6)), {}),

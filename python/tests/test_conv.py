@@ -49,6 +49,8 @@ def _run(op, c, x, w, b):
     kw = dict(stride=c["stride"], padding=_padding(c), dilation=c["dilation"], groups=c["groups"])
     if op == "broadcast":
         kw["layout"] = "concat" if c["concat"] else "batched"
+    if c.get("relu"):
+        kw["relu"] = True
     return fn(x, w, b, **kw)
 
 
@@ -61,13 +63,22 @@ def _reference(op, c, x, w, b):
     return ref.conv_nd(x, w, b, *args)
 
 
+def _relu_reference(c, y_ref, y):
+    """With a fused ReLU: the float64 conv masked where batchconv's own output is positive, so that
+    outputs within rounding of 0 take the same side in both (the forward is checked against
+    torch.relu of the float64 conv, so the mask is itself checked)."""
+    if not c.get("relu"):
+        return y_ref
+    assert ref.rel_err(y, torch.relu(y_ref)) < TOL, "forward (fused ReLU)"
+    return y_ref * (y.detach() > 0).double()
+
+
 def check_case(op, c, seed):
     gen = torch.Generator().manual_seed(seed)
     x, w, b = _tensors(c, op, gen)
     leaves = [t.clone().requires_grad_() for t in (x, w, b) if t is not None]
     y_ref = _reference(op, c, *leaves, *([None] if b is None else []))
     dy = torch.randn(y_ref.shape, generator=gen, dtype=torch.float64)
-    g_ref = torch.autograd.grad(y_ref, leaves, dy)
 
     lead = 1 if op == "batched" else 0
     xs = arrange(x, c["layout"], lead).detach().requires_grad_()
@@ -77,6 +88,8 @@ def check_case(op, c, seed):
     y = _run(op, c, xs, ws, bs)
     assert y.shape == y_ref.shape
     assert y.dtype == torch.float32
+    y_ref = _relu_reference(c, y_ref, y)
+    g_ref = torch.autograd.grad(y_ref, leaves, dy)
     assert ref.rel_err(y, y_ref) < TOL, "forward"
     _check_memory_format(op, c, xs, y)
     ins = [t for t in (xs, ws, bs) if t is not None]
@@ -212,6 +225,8 @@ def test_batched_conv_second_order(c):
 
     def meta(xx, ww, bb, conv):
         y = conv(xx, ww, bb)
+        if xx.dtype == torch.float64 and c.get("relu"):
+            y = _relu_reference(c, y, mask_from)
         r = torch.randn(y.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64).to(y.dtype)
         l1 = (torch.tanh(y) * r).sum()
         gx, gw = torch.autograd.grad(l1, (xx, ww), create_graph=True)
@@ -222,10 +237,11 @@ def test_batched_conv_second_order(c):
         return torch.autograd.grad(l2, ins)
 
     leaves = [v.clone().requires_grad_() if v is not None else None for v in (x, w, b)]
-    g_ref = meta(*leaves, lambda a, bw, bb: _reference("batched", c, a, bw, bb))
     xs = arrange(x, c["layout"], 1).detach().requires_grad_()
     ws = w.float().requires_grad_()
     bs = None if b is None else b.float().requires_grad_()
+    mask_from = _run("batched", c, xs, ws, bs).detach()
+    g_ref = meta(*leaves, lambda a, bw, bb: _reference("batched", c, a, bw, bb))
     g = meta(xs, ws, bs, lambda a, bw, bb: _run("batched", c, a, bw, bb))
     for name, gg, gr in zip(["x", "w", "bias"], g, g_ref):
         assert ref.rel_err(gg, gr) < TOL, f"second-order grad {name}: {ref.rel_err(gg, gr)}"
@@ -255,6 +271,51 @@ def test_modules_match_functional():
     assert lin(torch.randn(2, 5, 4)).shape == (2, 5, 3)
     (m(x).sum() + g(xg).sum()).backward()
     assert m.weight.grad.shape == m.weight.shape and g.bias.grad.shape == g.bias.shape
+
+
+def test_fused_relu_modules_and_inplace_guard():
+    """Modules pass relu on; the fused output equals torch.relu of the unfused one; modifying the
+    saved output in place before backward is an error, not a wrong gradient."""
+    torch.manual_seed(3)
+    m = batchconv.BatchedConv2d(4, 6, 3, batch=3, padding=1, relu=True)
+    x = torch.randn(3, 2, 4, 7, 7, requires_grad=True)
+    y = m(x)
+    assert "relu=True" in repr(m)
+    assert torch.equal(y, BF.batched_conv2d(x, m.weight, m.bias, padding=1, relu=True))
+    plain = BF.batched_conv2d(x, m.weight, m.bias, padding=1)
+    assert (y >= 0).all() and ref.rel_err(y, torch.relu(plain)) < TOL
+    dy = torch.randn_like(y)
+    assert ref.rel_err(torch.autograd.grad(y, x, dy)[0], torch.autograd.grad(torch.relu(plain), x, dy)[0]) < TOL
+    y2 = m(x)
+    y2.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y2.sum().backward()
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 9, 9), (4, 8, 16, 40, 40)], ids=["small", "cached"])
+def test_outputs_can_be_modified_in_place(shape):
+    """Outputs (torch.empty's and the output cache's blocks, NCHW and channels-last) are not views:
+    y += r, y.relu_() work, and the gradient is that of the out-of-place formulation."""
+    B, N, C, H, W = shape
+    torch.manual_seed(4)
+    for last in (False, True):
+        x = torch.randn(shape)
+        if last:
+            x = x.reshape(B * N, C, H, W).contiguous(memory_format=torch.channels_last).view(shape)
+        x.requires_grad_()
+        w = torch.randn(B, C, C, 3, 3, requires_grad=True)
+        r = torch.randn(B, N, C, H, W)
+        y = BF.batched_conv2d(x, w, padding=1)
+        assert y._base is None
+        y += r
+        y.relu_()
+        dy = torch.randn_like(y)
+        g = torch.autograd.grad(y, (x, w), dy)
+        y_ref = torch.relu(BF.batched_conv2d(x, w, padding=1) + r)
+        g_ref = torch.autograd.grad(y_ref, (x, w), dy)
+        assert ref.rel_err(y, y_ref) < TOL
+        for a, b in zip(g, g_ref):
+            assert ref.rel_err(a, b) < TOL
 
 
 def test_uses_torch_thread_count():

@@ -107,6 +107,50 @@ g (float[1, 3, 6, 6] x) => (float[1, 4, 4, 4] y1, float[1, 2, 4, 4] y2)
       {"a_weight", "b_weight"}, "combine_parallel_convs");
 }
 
+// Conv + inference BatchNormalization (+ Relu), as exporters write it without
+// folding: with baked weights the rewrites fold the BN into the conv's weights
+// and bias (no BN left to lower) and the library matches the interpreter on the
+// original model; with runtime weights nothing is folded (the library still
+// takes the conv's and the BN's own parameters) and it matches for random ones.
+const char* kConvBatchNorm = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3, 7, 6] x) => (float[2, 4, 7, 6] y)
+<float[4, 3, 3, 3] conv_weight = {%W}, float[4] conv_bias = {0.5, -1, 0, 2},
+ float[4] bn_scale = {1.5, -0.5, 2, 1}, float[4] bn_shift = {0, 1, -2, 0.25}, float[4] bn_mean = {0.1, -0.3, 1, 0}>
+{
+  var = Constant<value = float[4] {1, 2, 0.5, 0.01}>()
+  c = Conv <pads = [1, 1, 1, 1]> (x, conv_weight, conv_bias)
+  n = BatchNormalization <epsilon = 0.001> (c, bn_scale, bn_shift, bn_mean, var)
+  y = Relu(n)
+})";
+
+std::string conv_batch_norm_model() {
+  std::string t = kConvBatchNorm;
+  return t.replace(t.find("%W"), 2, floats(108));
+}
+
+TEST(CompileHardening, BatchNormFoldedIntoBakedConvWeights) {
+  std::unique_ptr<ir::Model> original = parse(conv_batch_norm_model());
+  std::unique_ptr<ir::Model> m = parse(conv_batch_norm_model());
+  std::vector<std::string> fired = compiler::run_rewrites(*m);
+  EXPECT_NE(std::find(fired.begin(), fired.end(), "fold_batch_norm_into_conv: 1"), fired.end());
+  for (const ir::Node* n : m->graph.topological_order()) EXPECT_NE(n->op_type, "BatchNormalization");
+  compiler::LoweredModel low = compiler::lower_model(*m, "bn.onnx", {});
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    interp::TensorMap in = interp::random_inputs(*original, seed);
+    interp::TensorMap want = run_reference(*original, in);
+    EXPECT_LE(interp::max_relative_difference(run_jit(low, *m, in).at("y"), want.at("y")), 1e-4) << seed;
+  }
+}
+
+TEST(CompileHardening, BatchNormNotFoldedWithRuntimeWeights) {
+  std::unique_ptr<ir::Model> m = parse(conv_batch_norm_model());
+  std::vector<std::string> fired;
+  compiler::plan_runtime_weights(m, "bn.onnx", true, &fired);
+  for (const auto& f : fired) EXPECT_EQ(f.find("fold_batch_norm_into_conv"), std::string::npos) << f;
+  expect_runtime_weights_by_original_names(conv_batch_norm_model(),
+                                           {"conv_weight", "conv_bias", "bn_scale", "bn_shift", "bn_mean"}, "");
+}
+
 // Without a plan (lower_model alone), Clip's initializer bounds are not turned
 // into weight arguments either (the ReLU6 case used to fail to lower).
 TEST(CompileHardening, ClipBoundsStayConstantsWithRuntimeWeights) {
