@@ -201,10 +201,13 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.dilation_y = static_cast<int>(s.d_h);
   q.pad_x = static_cast<int>(s.p_w);
   q.pad_y = static_cast<int>(s.p_h);
-  q.lanes_allowed = true;  // the compiler schedules the lanes family itself
+  const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
+  // The compiler schedules the lanes family itself, for a Cout_g that divides
+  // the vector: with another (6 on AVX2's 8 lanes) a lane vector spans two
+  // groups and its packed weights were read past their end (a bounds error).
+  q.lanes_allowed = s.cout_g > 0 && facts.vector_floats % s.cout_g == 0;
   q.extents_known = true;
   cx.conv_problems.push_back({ir::describe(&n), q});
-  const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
   ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
   const bool lanes = choice.schedule.family == batchconv_gen::ConvFamily::Lanes;

@@ -33,13 +33,8 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
   // task's fixed costs (tile setup, its block copied to y) dominate it (seed
   // 1, 16 taps: 177 ms against 57 for the rows family; seed 3, 27 taps:
   // 1038 against 413 ms; NCHW tensors, seed-workloads and batchconv-bench on
-  // a loaded 2-core Xeon). With 16 vector registers (AVX2) the channels tile
-  // is 2 vectors x 6 columns and the rows family holds its own up to 128 taps
-  // on NCHW tensors (AMD EPYC, AVX2 variant, batchconv-bench, 2 threads, rows
-  // against channels: 64 images 8 -> 64 3x3 at 28x28 7.4 against 12.7 ms,
-  // 12 -> 64 11.6 against 14.6, 3 -> 64 5x5 and 32 images 8 -> 32 at 56x56
-  // even; seed 2's 147 taps still favour channels, 34.5 against 44.5).
-  const int64_t min_taps = channels_last ? 32 : t.registers >= 32 ? 64 : 128;
+  // a loaded 2-core Xeon).
+  const int64_t min_taps = channels_last ? 32 : 64;
   if (p.cout_g >= vec && taps >= min_taps) {
     c.schedule = default_conv_schedule(t, ConvFamily::Channels);
     c.reason = "channels: Cout_g " + std::to_string(p.cout_g) + " >= " + std::to_string(vec) +

@@ -45,11 +45,11 @@ const char* op_api_name(bcbench::Op op) {
   return "?";
 }
 
-// "batchconv_grouped_conv_channels" (or _lanes) -> "grouped_conv".
+// "batchconv_grouped_conv_channels" (or _channels_blocked, _lanes) -> "grouped_conv".
 std::string generator_of_kernel(const std::string& kernel) {
   std::string g = kernel;
   if (g.rfind("batchconv_", 0) == 0) g = g.substr(10);
-  for (const std::string suffix : {"_channels", "_lanes"}) {
+  for (const std::string suffix : {"_channels_blocked", "_channels", "_lanes"}) {
     if (g.size() > suffix.size() && g.compare(g.size() - suffix.size(), suffix.size(), suffix) == 0)
       g = g.substr(0, g.size() - suffix.size());
   }
