@@ -34,7 +34,10 @@ struct LanesCase {
 };
 
 int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
-  return (in + pb + pe - d * (k - 1) - 1) / s + 1;
+  // A padded input shorter than the dilated kernel has no output; C++'s
+  // division would truncate the negative numerator to a size of 1.
+  const int64_t span = in + pb + pe - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
 }
 
 std::string model_text(const LanesCase& c, std::mt19937& rng) {

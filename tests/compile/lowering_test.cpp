@@ -56,7 +56,8 @@ struct ConvCase {
 };
 
 int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
-  return (in + pb + pe - d * (k - 1) - 1) / s + 1;
+  const int64_t span = in + pb + pe - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;  // no output when the dilated kernel overhangs
 }
 
 // Conv 2-D over groups (dense, grouped, depthwise with multiplier), stride,

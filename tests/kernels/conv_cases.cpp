@@ -17,7 +17,8 @@ std::vector<int64_t> ConvCase::spatial_shape(std::vector<int64_t> lead, int64_t 
 
 namespace {
 int64_t out_size(int64_t in, int64_t k, int s, int dil, int pb, int pe) {
-  return (in + pb + pe - static_cast<int64_t>(dil) * (k - 1) - 1) / s + 1;
+  const int64_t span = in + pb + pe - static_cast<int64_t>(dil) * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;  // no output when the dilated kernel overhangs
 }
 char layout_letter(Layout l) {
   return l == Layout::Contiguous ? 'C' : l == Layout::Padded ? 'P' : 'I';
