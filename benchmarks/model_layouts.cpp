@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "host_target.h"
 #include "layout_plan.h"
 #include "lower.h"
 #include "machine_limits.h"
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
               "alternating order), preallocated buffers;\n"
               "OMP_WAIT_POLICY=%s.\n\n",
               bcbench::cpu_description().c_str(), threads, lim.fma_gflops, lim.fma_isa.c_str(), lim.copy_gbs,
-              BCBENCH_HALIDE_VERSION, Halide::get_host_target().to_string().c_str(), reps,
+              BCBENCH_HALIDE_VERSION, batchconv_gen::host_target().to_string().c_str(), reps,
               std::getenv("OMP_WAIT_POLICY"));
   std::vector<ModelSpec> specs = benchmark_models();
   std::printf("oneDNN %s, layer by layer in its blocked layouts (reorders at the edges and where layouts differ);\n"
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   std::vector<ModelSpec> timed;
   std::vector<std::string> plans;
-  Halide::Target jit_target = Halide::get_host_target();
+  Halide::Target jit_target = batchconv_gen::host_target();
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (const ModelSpec& spec : specs) {
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
       }
       c.low.pipeline.jit_handlers().custom_malloc = counting_malloc;
       c.low.pipeline.jit_handlers().custom_free = counting_free;
-      Halide::Target target = Halide::get_host_target();
+      Halide::Target target = batchconv_gen::host_target();
       if (profile) target = target.with_feature(Halide::Target::Profile);
       jit_target = target;
       c.low.pipeline.compile_jit(target);

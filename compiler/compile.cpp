@@ -22,6 +22,7 @@
 #include "onnx/onnx_io.h"
 #include "pass.h"
 #include "runtime_weights.h"
+#include "host_target.h"
 
 namespace batchconv::compiler {
 
@@ -37,6 +38,8 @@ std::vector<Halide::Target> parse_targets(const std::string& s) {
       throw Error("--target: '" + one + "' is not a Halide target (e.g. host, x86-64-linux-avx2-fma)");
     }
     Halide::Target t(one);
+    // "host" is this machine: only features it can run (target_facts.h).
+    if (one.rfind("host", 0) == 0) t = batchconv_gen::usable_target(t);
     if (t.has_gpu_feature()) {
       // CUDA and OpenCL, the GPU APIs the project's schedules are written and tested for.
       const bool cuda = t.has_feature(Halide::Target::CUDA), opencl = t.has_feature(Halide::Target::OpenCL);

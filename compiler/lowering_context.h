@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "host_target.h"
 #include "conv_chooser.h"
 #include "ir/graph.h"
 
@@ -96,7 +97,7 @@ struct LowerOptions {
   // the rewritten ones are rebuilt from them (runtime_weights.h). Without a
   // plan, the float initializers of the lowered model itself are the arguments.
   const RuntimeWeightPlan* weight_plan = nullptr;
-  Halide::Target target = Halide::get_host_target();
+  Halide::Target target = batchconv_gen::host_target();
   // A tuning database: convs it has a record of for this target take the
   // record's schedule point (conv_tuning.h). Null: the chooser's.
   const ConvTuning* tuning = nullptr;

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "ir/conv_window.h"
+#include "linear_chooser.h"
 #include "linear_schedule_cpu.h"
 #include "ops.h"
 #include "target_facts.h"
@@ -48,8 +49,12 @@ void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, 
 // the batched-linear generator's register-tiled schedule
 // (linear_schedule_cpu.h) with the batch dims in the parallel loop; on a
 // GPU one thread per element, as other reductions.
+// operands: the rows Func acc reads and the weights (linear_schedule_cpu.h);
+// on a CPU the chooser (linear_chooser.h) decides, with this target's facts,
+// which of them each task copies into panels; on a GPU both are inlined.
 Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::vector<Var>& vars,
-                 const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t cols) {
+                 const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t k, int64_t cols,
+                 const batchconv_gen::LinearOperands& operands) {
   Func f = cx.func(n);
   f(vars) = acc(vars);
   if (cx.target().has_gpu_feature()) {
@@ -59,8 +64,17 @@ Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::ve
   }
   f.compute_root();
   std::vector<Var> outer(vars.begin() + 2, vars.end());
-  batchconv_gen::schedule_linear_cpu(f, acc, vars[0], vars[1], outer, r.x, i32(cols),
-                                     batchconv_gen::target_facts(cx.target()));
+  const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
+  const int64_t rows = shape[shape.size() - 2];
+  const batchconv_gen::LinearPanels panels = batchconv_gen::choose_linear_panels(rows, k, cols, facts);
+  batchconv_gen::LinearOperands chosen;
+  if (panels != batchconv_gen::LinearPanels::None) {
+    chosen.weights = operands.weights;
+    chosen.column_arg = operands.column_arg;
+  }
+  if (panels == batchconv_gen::LinearPanels::All) chosen.rows = operands.rows;
+  batchconv_gen::schedule_linear_cpu(f, acc, vars[0], vars[1], outer, r.x, i32(cols), i32(rows), facts,
+                                     chosen);
   return f;
 }
 
@@ -93,13 +107,22 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
     else i.push_back(row), i.push_back(col);
     return read(t, i);
   };
-  // The output row read from A is clamped: the CPU schedule's row tiles
-  // round up past M (linear_schedule_cpu.h).
+  // A's rows as rows(k, row, batch...), the row clamped: the CPU schedule's
+  // row tiles round up past M (linear_schedule_cpu.h).
   Expr row = Halide::clamp(idx[batch.size()], 0, i32(M - 1));
+  Var k("k");
+  std::vector<Var> row_args{k, vars[1]};
+  row_args.insert(row_args.end(), vars.begin() + 2, vars.end());
+  std::vector<Expr> row_call{r, vars[1]};
+  row_call.insert(row_call.end(), vars.begin() + 2, vars.end());
+  Func rows = cx.func(n, "rows");
+  rows(row_args) = operand(a, as, row, k, true);
   Func acc = cx.func(n, "acc");
   acc(vars) = 0.0f;
-  acc(vars) += operand(a, as, row, r, true) * operand(b, bs, r, idx[batch.size() + 1], false);
-  Func f = linear_root(cx, n, acc, vars, full, r, N);
+  acc(vars) += rows(row_call) * operand(b, bs, r, idx[batch.size() + 1], false);
+  // B's column is its Func's first argument (none for a 1-D B).
+  batchconv_gen::LinearOperands operands{rows, b.rank() > 1 ? b.f : Func(), 0};
+  Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands);
   LTensor t = make_tensor(f, full);
   std::vector<int64_t> shape = batch;
   if (a.rank() > 1) shape.push_back(M);
@@ -146,10 +169,14 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   Expr row = Halide::clamp(y, 0, i32(M - 1));
   Func acc = cx.func(n, "acc");
   acc(x, y) = c ? beta * read_broadcast(*c, shape, {row, x}) : Expr(0.0f);
-  Expr av = ta ? read(a, {r, row}) : read(a, {row, r});
+  Var k("k");
+  Func rows = cx.func(n, "rows");
+  rows(k, y) = ta ? read(a, {k, row}) : read(a, {row, k});
   Expr bv = tb ? read(b, {x, r}) : read(b, {r, x});
-  acc(x, y) += alpha * av * bv;
-  Func f = linear_root(cx, n, acc, {x, y}, shape, r, N);
+  acc(x, y) += alpha * rows(r, y) * bv;
+  // B's column is its Func's first argument, its second when transposed.
+  batchconv_gen::LinearOperands operands{rows, b.f, tb ? 1 : 0};
+  Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands);
   cx.define(n.outputs[0], make_tensor(f, shape));
 }
 

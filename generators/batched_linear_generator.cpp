@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "Halide.h"
+#include "linear_chooser.h"
 #include "linear_schedule_cpu.h"
 #include "schedule_space.h"
 #include "target_facts.h"
@@ -29,6 +30,12 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
   Input<bool> relu{"relu"};
   // (m, n, b): y of shape (B, N, M)
   Output<Buffer<float>> y{"y", 3};
+  // CPU: which operands each task copies into panels (linear_schedule_cpu.h).
+  // The runtime holds a library of each and picks per call (linear_chooser.h).
+  GeneratorParam<LinearPanels> panels{"panels", LinearPanels::None,
+                                      {{"none", LinearPanels::None},
+                                       {"weights", LinearPanels::Weights},
+                                       {"all", LinearPanels::All}}};
 
   void generate() {
     bias.dim(0).set_stride(Expr());  // a missing bias is a stride-0 zero
@@ -40,8 +47,10 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
     // On GPU targets the column index is clamped too: a thread's
     // accumulators are computed before the edge guard of its tile.
     Expr m = get_target().has_gpu_feature() ? clamp(m_, 0, w.dim(0).extent() - 1) : Expr(m_);
+    Var k("k");
+    rows_(k, n_, b_) = x(k, clamp(n_, 0, n_last), b_);
     acc_(m_, n_, b_) = bias(m, b_);
-    acc_(m_, n_, b_) += x(r, clamp(n_, 0, n_last), b_) * w(m, r, b_);
+    acc_(m_, n_, b_) += rows_(r, n_, b_) * w(m, r, b_);
     Expr a = acc_(m_, n_, b_);
     y(m_, n_, b_) = select(relu, max(a, 0.0f), a);
   }
@@ -92,13 +101,18 @@ class BatchedLinear : public Halide::Generator<BatchedLinear> {
   }
 
   // The shared register-tiled schedule (linear_schedule_cpu.h), the slices
-  // fused with the row tiles into the parallel loop.
+  // fused with the tasks into the parallel loop (with panels: each task
+  // copies its rows of x and each column tile of w).
   void schedule_cpu() {
-    schedule_linear_cpu(y, acc_, m_, n_, {b_}, r_.x, y.dim(0).extent(), target_facts(get_target()));
+    LinearOperands operands;
+    if (panels != LinearPanels::None) operands.weights = w;
+    if (panels == LinearPanels::All) operands.rows = rows_;
+    schedule_linear_cpu(y, acc_, m_, n_, {b_}, r_.x, y.dim(0).extent(), y.dim(1).extent(),
+                        target_facts(get_target()), operands);
   }
 
   Var m_{"m"}, n_{"n"}, b_{"b"};
-  Func acc_{"acc"};
+  Func acc_{"acc"}, rows_{"rows"};
   RDom r_;
 };
 

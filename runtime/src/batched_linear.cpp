@@ -1,15 +1,37 @@
-// batched_linear: validation, then the AOT kernel; a shared x (N, K) is
-// passed with stride 0 along B (no copy).
+// batched_linear: validation, then the AOT kernel variant the chooser picks
+// for the shape (generators/linear_chooser.h); a shared x (N, K) is passed
+// with stride 0 along B (no copy).
+#include <atomic>
+
 #include "batchconv_batched_linear.h"
-#include "halide_view.h"
+#include "batchconv_batched_linear_panels.h"
+#include "batchconv_batched_linear_weights.h"
+#include "conv_path.h"
 #include "contiguous.h"
+#include "halide_view.h"
+#include "linear_chooser.h"
 #include "validate.h"
 
 namespace batchconv {
 
 namespace {
 constexpr const char* kOp = "batched_linear";
+std::atomic<int> g_linear_kernel{static_cast<int>(LinearKernel::Auto)};
+thread_local const char* t_last_linear = "none";
+
+batchconv_gen::LinearPanels linear_panels(int64_t n, int64_t k, int64_t m) {
+  using batchconv_gen::LinearPanels;
+  switch (static_cast<LinearKernel>(g_linear_kernel.load())) {
+    case LinearKernel::InPlace: return LinearPanels::None;
+    case LinearKernel::WeightPanels: return LinearPanels::Weights;
+    case LinearKernel::AllPanels: return LinearPanels::All;
+    default: return batchconv_gen::choose_linear_panels(n, k, m, detail::variant_facts());
+  }
+}
 }  // namespace
+
+void set_linear_kernel(LinearKernel k) { g_linear_kernel = static_cast<int>(k); }
+std::string last_linear_kernel() { return t_last_linear; }
 
 void batched_linear(const TensorView& x_in, const TensorView& w_in, const TensorView* bias,
                     const TensorView& y_in, Activation act) {
@@ -50,8 +72,19 @@ void batched_linear(const TensorView& x_in, const TensorView& w_in, const Tensor
   HalideView hb = bias_view(kOp, bias, {{m, bias ? bias->stride(1) : 0}, {b, bias ? bias->stride(0) : 0}});
   HalideView hy(kOp, "y", y.data, {{m, y.stride(2)}, {n, y.stride(1)}, {b, y.stride(0)}});
   const bool relu = act == Activation::ReLU;
+  const batchconv_gen::LinearPanels panels = linear_panels(n, k, m);
   call_kernel(kOp, [&] {
-    return batchconv_batched_linear(hx.get(), hw.get(), hb.get(), relu, hy.get());
+    switch (panels) {
+      case batchconv_gen::LinearPanels::Weights:
+        t_last_linear = "weight_panels";
+        return batchconv_batched_linear_weights(hx.get(), hw.get(), hb.get(), relu, hy.get());
+      case batchconv_gen::LinearPanels::All:
+        t_last_linear = "all_panels";
+        return batchconv_batched_linear_panels(hx.get(), hw.get(), hb.get(), relu, hy.get());
+      default:
+        t_last_linear = "in_place";
+        return batchconv_batched_linear(hx.get(), hw.get(), hb.get(), relu, hy.get());
+    }
   });
   scatter(yp, y_in);
 }

@@ -12,11 +12,6 @@ namespace {
 std::atomic<int> g_family{static_cast<int>(ScheduleFamily::Auto)};
 thread_local std::string t_last_family = "none";
 
-const batchconv_gen::TargetFacts& variant_facts() {
-  static const batchconv_gen::TargetFacts facts = batchconv_gen::facts_of_variant(selected_target());
-  return facts;
-}
-
 }  // namespace
 
 void set_schedule_family(ScheduleFamily f) { g_family = static_cast<int>(f); }
@@ -24,6 +19,11 @@ ScheduleFamily schedule_family() { return static_cast<ScheduleFamily>(g_family.l
 std::string last_conv_family() { return t_last_family; }
 
 namespace detail {
+
+const batchconv_gen::TargetFacts& variant_facts() {
+  static const batchconv_gen::TargetFacts facts = batchconv_gen::facts_of_variant(selected_target());
+  return facts;
+}
 
 batchconv_gen::ConvProblem conv_problem(const ConvPlan& p, batchconv_gen::ConvOp op,
                                         bool x_channels_last, bool y_channels_last) {

@@ -11,6 +11,10 @@
 
 namespace batchconv::detail {
 
+// Facts of the kernel variant Halide picked for this machine (vector width,
+// registers, caches), for the choosers.
+const batchconv_gen::TargetFacts& variant_facts();
+
 batchconv_gen::ConvProblem conv_problem(const ConvPlan& p, batchconv_gen::ConvOp op,
                                         bool x_channels_last, bool y_channels_last);
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "Halide.h"
+#include "host_target.h"
 #include "onnx/onnx_io.h"
 
 namespace batchconv::testing {
@@ -27,7 +28,7 @@ interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, con
     out_keep.push_back(std::make_unique<HostBuffer>(onnx));
     outs.emplace_back(out_keep.back()->buf);
   }
-  m.pipeline.realize(Halide::Realization(outs), Halide::get_host_target());
+  m.pipeline.realize(Halide::Realization(outs), batchconv_gen::host_target());
   interp::TensorMap result;
   for (size_t k = 0; k < m.outputs.size(); ++k) result[m.outputs[k].onnx_name] = out_keep[k]->tensor(m.outputs[k].shape);
   return result;

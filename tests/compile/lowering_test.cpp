@@ -137,6 +137,21 @@ g (float[13, 64] x, float[64, 70] w1, float[70] b1, float[70, 3] w2) => (float[1
 })");
 }
 
+// Shapes for which the chooser (linear_chooser.h) gives the linear schedule
+// its panels: both (K >= 512, 16+ column tiles, several row tiles; B plain,
+// transposed, broadcast over a batch) and weights only (fewer columns than
+// a vector, B plain and transposed).
+TEST(Lowering, MatMulAndGemmPanels) {
+  expect_matches_interpreter(std::string(kHeader) + R"(
+g (float[20, 520] a, float[520, 530] b, float[530, 520] bt, float[530] c, float[2, 30, 520] p, float[40, 520] d, float[520, 7] w, float[7, 520] wt, float[7] c7) => (float[20, 530] y, float[20, 530] z, float[2, 30, 530] q, float[40, 7] u, float[40, 7] v) {
+  y = Gemm(a, b, c)
+  z = Gemm<transB = 1, alpha = 0.5>(a, bt)
+  q = MatMul(p, b)
+  u = MatMul(d, w)
+  v = Gemm<transB = 1>(d, wt, c7)
+})");
+}
+
 // A conv with constant inputs is evaluated at compile time; the Relu the
 // fusion plan had put inside it is then lowered on its own.
 TEST(Lowering, FoldedConvKeepsItsRelu) {

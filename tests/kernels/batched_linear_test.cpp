@@ -1,14 +1,19 @@
 // batched_linear: x (B, N, K) or shared (N, K), w (B, K, M), bias (B, M) ->
 // y (B, N, M), swept over sizes, bias, ReLU and memory layouts (including
 // transposed views: w stored (B, M, K) like nn.Linear's weight), against the
-// double-precision reference on fresh random data.
+// double-precision reference on fresh random data; every case through each
+// kernel variant (x and w in place, weight panels, both panels) and through
+// the chooser's pick.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
 
+#include "conv_chooser.h"
+#include "linear_chooser.h"
 #include "reference.h"
 #include "test_support.h"
 
@@ -73,6 +78,17 @@ std::vector<LinearCase> linear_cases() {
   for (int i = 0; i < 20; ++i)  // medium sizes: full vector tiles as well as tails
     add(range(0, 3) == 0, range(1, 6), range(16, 100), range(32, 200), range(16, 130),
         range(0, 1) == 1, range(0, 1) == 1);
+  // The panels' task structure: more than one block of row tiles (8 tiles of
+  // up to 12 rows) and of column tiles (16 tiles of up to 32 columns), tails
+  // of both, K of a few hundred, and scalar columns with a long K.
+  add(false, 1, 250, 520, 530, true, true);   // what the chooser gives both panels
+  add(true, 2, 101, 70, 600, true, false);    // 19 column tiles, 9 row tiles
+  add(false, 3, 200, 300, 10, false, true);   // scalar columns (weight panel)
+  add(false, 2, 97, 40, 17, true, false)->w_layout = LinLayout::Transposed;
+  add(true, 2, 130, 33, 515, false, false)->x_layout = LinLayout::Transposed;
+  for (int i = 0; i < 8; ++i)
+    add(range(0, 1) == 1, range(1, 3), range(90, 260), range(100, 600), range(1, 600),
+        range(0, 1) == 1, range(0, 1) == 1);
   for (size_t i = 0; i < cases.size(); ++i) {
     LinearCase& c = cases[i];
     std::ostringstream s;
@@ -100,10 +116,32 @@ Tensor make(const std::vector<int64_t>& shape, LinLayout l) {
   return Tensor::with_strides(shape, storage, strides);
 }
 
-class BatchedLinearSweep : public ::testing::TestWithParam<LinearCase> {};
+void check_case(const LinearCase& c);
+
+const LinearKernel kKernels[] = {LinearKernel::Auto, LinearKernel::InPlace, LinearKernel::WeightPanels,
+                                 LinearKernel::AllPanels};
+const char* kernel_name(LinearKernel k) {
+  const char* names[] = {"auto", "in_place", "weight_panels", "all_panels"};
+  return names[static_cast<int>(k)];
+}
+
+class BatchedLinearSweep : public ::testing::TestWithParam<LinearCase> {
+ protected:
+  void TearDown() override { set_linear_kernel(LinearKernel::Auto); }
+};
 
 TEST_P(BatchedLinearSweep, MatchesReference) {
-  const LinearCase& c = GetParam();
+  for (LinearKernel k : kKernels) {
+    SCOPED_TRACE(kernel_name(k));
+    set_linear_kernel(k);
+    check_case(GetParam());
+    if (k != LinearKernel::Auto) {
+      EXPECT_EQ(last_linear_kernel(), kernel_name(k));
+    }
+  }
+}
+
+void check_case(const LinearCase& c) {
   auto rng = case_rng(c.name);
   Tensor x = make(c.shared ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.B, c.N, c.K},
                   c.x_layout);
@@ -134,6 +172,55 @@ TEST_P(BatchedLinearSweep, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Sweep, BatchedLinearSweep, ::testing::ValuesIn(linear_cases()),
                          [](const ::testing::TestParamInfo<LinearCase>& i) { return i.param.name; });
+
+// The chooser's picks (linear_chooser.h) for AVX-512 and AVX2 facts.
+TEST(LinearChooser, Decisions) {
+  using batchconv_gen::LinearPanels;
+  struct Want {
+    const char* what;
+    int64_t n, k, m;
+    LinearPanels avx512, avx2;
+  };
+  const Want wants[] = {
+      {"MLP layer 256 x 1024 -> 1024", 256, 1024, 1024, LinearPanels::All, LinearPanels::All},
+      {"classifier head 1024 -> 10", 256, 1024, 10, LinearPanels::Weights, LinearPanels::None},
+      {"seed 3's layer 50 -> 75", 10, 50, 75, LinearPanels::None, LinearPanels::None},
+      {"seed 1: 16 -> 16 per layer", 1000000, 16, 16, LinearPanels::None, LinearPanels::None},
+      {"8 output columns", 1000, 64, 8, LinearPanels::Weights, LinearPanels::None},
+      {"256 columns: 8 tiles of 32, 16 of 16", 1000, 1024, 256, LinearPanels::None, LinearPanels::All},
+      {"one row tile", 12, 1024, 1024, LinearPanels::None, LinearPanels::All},
+      {"short K", 1000, 256, 1024, LinearPanels::None, LinearPanels::None},
+  };
+  for (int vec : {16, 8}) {
+    batchconv_gen::TargetFacts t;
+    t.vector_floats = vec;
+    t.registers = vec == 16 ? 32 : 16;
+    for (const Want& w : wants) {
+      const LinearPanels want = vec == 16 ? w.avx512 : w.avx2;
+      EXPECT_EQ(batchconv_gen::linear_panels_name(batchconv_gen::choose_linear_panels(w.n, w.k, w.m, t)),
+                std::string(batchconv_gen::linear_panels_name(want)))
+          << w.what << " (vec " << vec << ")";
+    }
+  }
+}
+
+// The runtime runs the variant the chooser picks for the variant Halide
+// selected on this machine, and records it.
+TEST(LinearChooser, RuntimeFollowsIt) {
+  set_linear_kernel(LinearKernel::Auto);
+  const batchconv_gen::TargetFacts facts = batchconv_gen::facts_of_variant(selected_target());
+  auto rng = case_rng("linear_runtime_choice");
+  for (const auto& s : std::vector<std::array<int64_t, 3>>{{256, 512, 600}, {100, 64, 5}, {10, 50, 75}}) {
+    const int64_t n = s[0], k = s[1], m = s[2];
+    Tensor x({1, n, k}, Layout::Contiguous), w({1, k, m}, Layout::Contiguous), y({1, n, m}, Layout::Contiguous);
+    x.fill_random(rng, std::numeric_limits<float>::quiet_NaN());
+    w.fill_random(rng, std::numeric_limits<float>::quiet_NaN());
+    batched_linear(x.view(), w.view(), nullptr, y.view());
+    const char* want[] = {"in_place", "weight_panels", "all_panels"};
+    EXPECT_EQ(last_linear_kernel(), want[static_cast<int>(batchconv_gen::choose_linear_panels(n, k, m, facts))])
+        << n << " x " << k << " -> " << m << " on " << selected_target();
+  }
+}
 
 }  // namespace
 }  // namespace batchconv::test

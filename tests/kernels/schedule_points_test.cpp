@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "host_target.h"
 #include "conv_generator_common.h"
 #include "reference.h"
 #include "test_support.h"
@@ -193,7 +194,7 @@ ConvSchedule random_point(std::mt19937& rng, ConvFamily family, const TargetFact
 }
 
 TEST(SchedulePoints, RandomPointsComputeTheSameFunction) {
-  const Halide::Target target = Halide::get_host_target();
+  const Halide::Target target = host_target();
   const TargetFacts facts = target_facts(target);
   const char* seed_env = std::getenv("BATCHCONV_TEST_SEED");
   const unsigned seed = seed_env ? static_cast<unsigned>(std::strtoul(seed_env, nullptr, 10)) : 20261201u;

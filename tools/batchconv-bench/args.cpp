@@ -67,6 +67,9 @@ methods (which apply depends on the op):
   batchconv:dense           broadcast-input, concat layout, groups=1: one dense conv, w as (B*Cout, Cin, ..)
   batchconv:repeat+grouped  x.repeat materialised + batchconv grouped_conv (seed 1's naive way)
   batchconv:loop            loop over b of batchconv grouped_conv
+  batchconv:in_place, batchconv:weight_panels, batchconv:all_panels
+                            batched_linear with one kernel variant forced (the
+                            batchconv row runs the one the chooser picks)
   onednn:nchw               oneDNN conv on the same NCHW memory
   onednn:any(conv-only)     oneDNN's preferred blocked layouts; only the conv timed
   onednn:grouped-trick      transpose x, oneDNN grouped conv (groups=B*g), transpose y back

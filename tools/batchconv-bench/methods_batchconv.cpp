@@ -40,9 +40,32 @@ class Direct : public Method {
         break;
       case Op::BatchedLinear:
         batchconv::batched_linear(p.xv, p.wv, p.bias_view(), p.yv, s.desc.activation);
+        impl = "variant: " + batchconv::last_linear_kernel();
         break;
     }
   }
+};
+
+// batched_linear with one kernel variant forced (the chooser's alternatives).
+class LinearVariant : public Method {
+ public:
+  LinearVariant(batchconv::LinearKernel k, const char* id) : kernel_(k) {
+    name = std::string("batchconv:") + id;
+    family = Family::Batchconv;
+  }
+  void run(Problem& p) override {
+    batchconv::set_linear_kernel(kernel_);
+    try {
+      batchconv::batched_linear(p.xv, p.wv, p.bias_view(), p.yv, p.spec.desc.activation);
+    } catch (...) {
+      batchconv::set_linear_kernel(batchconv::LinearKernel::Auto);
+      throw;
+    }
+    batchconv::set_linear_kernel(batchconv::LinearKernel::Auto);
+  }
+
+ private:
+  batchconv::LinearKernel kernel_;
 };
 
 // Dense conv: broadcast-input with the Concatenated layout and groups = 1 is a
@@ -204,6 +227,14 @@ void add_batchconv_methods(const Problem& p, MethodList* out) {
       add(std::make_unique<Dense>(), "batchconv::grouped_conv, groups=1, x shared, w as (B*Cout, Cin, ...)");
     add(std::make_unique<RepeatGrouped>(),
         "x.repeat(1,B,1,1) materialised, then batchconv::grouped_conv with groups=B*g");
+  }
+  if (op == Op::BatchedLinear) {
+    add(std::make_unique<LinearVariant>(batchconv::LinearKernel::InPlace, "in_place"),
+        "batched_linear forced to read x and w in place");
+    add(std::make_unique<LinearVariant>(batchconv::LinearKernel::WeightPanels, "weight_panels"),
+        "batched_linear forced to copy w's column tiles into panels per task");
+    add(std::make_unique<LinearVariant>(batchconv::LinearKernel::AllPanels, "all_panels"),
+        "batched_linear forced to copy w's column tiles and x's rows into panels per task");
   }
   if (op == Op::BatchedWeightConv || op == Op::BroadcastInputConv)
     add(std::make_unique<Loop>(), "loop over b of batchconv::grouped_conv on slice b (zero-copy)");

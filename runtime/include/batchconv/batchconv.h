@@ -192,6 +192,16 @@ ScheduleFamily schedule_family();
 // The family the last conv call on this thread ran ("rows", "channels" or "lanes").
 std::string last_conv_family();
 
+// Which kernel variant runs batched_linear calls: Auto (by shape: the
+// chooser in generators/linear_chooser.h), or one forced, as tests and
+// benchmarks do: InPlace (x and w read in place), WeightPanels (each task
+// copies w's column tiles into panels), AllPanels (w's and x's). Process-wide.
+enum class LinearKernel { Auto, InPlace, WeightPanels, AllPanels };
+void set_linear_kernel(LinearKernel k);
+// The variant the last batched_linear call on this thread ran ("in_place",
+// "weight_panels" or "all_panels").
+std::string last_linear_kernel();
+
 // Threads used by all kernels (0 = one per core, the default).
 void set_num_threads(int n);
 int num_threads();
