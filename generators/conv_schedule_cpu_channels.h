@@ -16,10 +16,14 @@
 // task_input_kb. Per task: the zero-padded input rows are copied once, stored with
 // x innermost (the broadcasts of a register tile then sit at constant
 // offsets from one pointer; channels-innermost storage made LLVM compute the
-// addresses in vector registers and ran 1.2x slower); the tiles accumulate
-// into a block stored channel-innermost; the block is then copied to y
-// (vectorised over channels for an NHWC y, over x for an NCHW y: a strided
-// read of the block, O(output), in cache).
+// addresses in vector registers and ran 1.2x slower); each register tile is
+// stored straight into y (ch_direct=1, the default): vector stores of
+// channels on an NHWC y, each vector scattered over Cout planes on an NCHW
+// y, overlapping the next tile's FMAs. With ch_direct=0 the tiles go to a
+// block stored channel-innermost, copied to y after them (vectorised over
+// channels for an NHWC y, over x for an NCHW y, where y's runtime x stride
+// left both the block's reads and y's writes scalar: 1.3x slower on seed 2,
+// 1.6x on a seed 3 slice).
 //
 // Register budget: ch_vectors * ch_columns accumulators + ch_vectors weight
 // vectors + 1 broadcast <= registers (validate_conv_schedule): 4 x 6 = 24
@@ -196,9 +200,9 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   Expr task_cols = min(e.out_w, max(min_cols, budget_cols / s.ch_columns * s.ch_columns));
 
   // The copy of each task's block to y.
-  // Straight into y (ch_blocked), the last chunk of a row shifts
-  // inwards: a guarded chunk would guard every column of its tiles.
-  const bool direct = s.ch_blocked == 1;
+  // Straight into y (ch_direct, or ch_blocked), the last chunk of a row
+  // shifts inwards: a guarded chunk would guard every column of its tiles.
+  const bool direct = s.ch_blocked == 1 || s.ch_direct == 1;
   Var xt("xt"), yo("yo"), yi("yi"), t("t");
   out.split(v.x, xt, v.x, task_cols, direct ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
       .split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
@@ -228,7 +232,7 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // The task's block, channel-innermost, in register tiles. Paths, most
   // specific first: the full tile; the full tile 3 columns wide (rows
   // narrower than it); two channel vectors; one channel vector (Cout_g under
-  // 2 * vec); one column; scalar. With ch_blocked the tiles are
+  // 2 * vec); one column; scalar. With ch_direct (or ch_blocked) the tiles are
   // y's own: no block, no copy, and the stores of a tile overlap the next
   // tile's FMAs; vector stores on a channel-innermost y, scattered ones (a
   // vector of channels over as many planes) on others.

@@ -81,6 +81,9 @@ struct ConvSchedule {
   int ch_blocked = -1;  // 1: x staged in blocks of a vector of channels (nChw16c),
                         // tiles stored straight into y (any strides; dense
                         // copies and stores for channels-last x and y); 0: no
+  int ch_direct = -1;   // 1: tiles stored straight into y, no block copied out
+                        // (ch_blocked=1 implies it); 0: each task's tiles go to
+                        // a channel-innermost block, copied to y after them
 
   // gpu family
   int gpu_threads_x = 0;  // threads along output x per block (coalesced NCHW rows)

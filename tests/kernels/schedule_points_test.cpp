@@ -187,6 +187,9 @@ ConvSchedule random_point(std::mt19937& rng, ConvFamily family, const TargetFact
       s.task_input_kb = pick(4, 512);
       s.ch_unroll_kx = pick(0, 1);
       s.ch_ci_block = pick(0, 1) ? pick(1, 24) : 0;
+      // Tiles straight into y, or through a block copied out (a reduction
+      // blocked by input channels needs the block).
+      s.ch_direct = s.ch_ci_block > 0 ? 0 : pick(0, 1);
     }
     s = fill_defaults(s, facts);
     if (validate_conv_schedule(s, facts).empty()) return s;

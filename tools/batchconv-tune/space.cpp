@@ -38,7 +38,8 @@ Space::Space(const ConvProblem& problem, const TargetFacts& facts) : p_(problem)
                {&S::task_input_kb, "task_input_kb", kb},
                {&S::ch_unroll_kx, "ch_unroll_kx", {0, 1}},
                {&S::ch_ci_block, "ch_ci_block", {0, 4, 8, 16, 32, 64}},
-               {&S::ch_blocked, "ch_blocked", {0, 1}}};
+               {&S::ch_blocked, "ch_blocked", {0, 1}},
+               {&S::ch_direct, "ch_direct", {0, 1}}};
 }
 
 const std::vector<Axis>& Space::axes(ConvFamily f) const {
@@ -104,6 +105,8 @@ std::string Space::reject_reason(const ConvSchedule& in) const {
     if (s.ch_blocked == 1 && p_.cin_g < vec)
       return "ch_blocked=1 with Cin_g=" + std::to_string(p_.cin_g) + " under a block of " + std::to_string(vec) +
              " channels";
+    if (s.ch_direct == 1 && s.ch_ci_block > 0)
+      return "ch_direct=1 with ch_ci_block=" + std::to_string(s.ch_ci_block);
     if (s.ch_ci_block > 0 && s.ch_ci_block >= p_.cin_g)
       return "ch_ci_block=" + std::to_string(s.ch_ci_block) + " does not split Cin_g=" + std::to_string(p_.cin_g);
     // Cache: one tile's weights (taps x its channel vectors) should sit in L2.
