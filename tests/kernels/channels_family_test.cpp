@@ -323,6 +323,15 @@ TEST(Chooser, RuntimeFollowsIt) {
   EXPECT_EQ(last_conv_family(), "channels");
   grouped_conv(x3.view(), w3.view(), nullptr, y.view(), ConvDesc::with_padding(1));
   EXPECT_EQ(last_conv_family(), "rows");
+  // The same 27-tap conv on channels-last tensors runs the channels family
+  // in place (no NCHW copies), and computes the same numbers.
+  ChannelsLastTensor xl({2, 3, 12, 11}, 1), yl({2, 64, 12, 11}, 1);
+  xl.fill_random(rng);
+  grouped_conv(xl.view, w3.view(), nullptr, yl.view, ConvDesc::with_padding(1));
+  EXPECT_EQ(last_conv_family(), "channels");
+  std::vector<int64_t> ref_shape;
+  const auto ref = ref::grouped_conv(xl.view, w3.view(), nullptr, ConvDesc::with_padding(1), &ref_shape);
+  expect_view_matches(yl.view, ref, ref_shape, "channels-last 3 -> 64, 3x3");
 }
 
 }  // namespace
