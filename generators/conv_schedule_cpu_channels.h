@@ -121,6 +121,11 @@ struct ChannelsPath {
 //   a tile then sit at constant offsets from one pointer, which a tile of
 //   many columns needs to keep its addresses in registers), when the point
 //   is not the target's default tile;
+// - with ch_fit_rows, on a reduction of 128 taps or more and a row the
+//   point's tile does not run on or divide (each task a whole row): two
+//   channel vectors x 14 or 11 columns (unit stride) or 7 (any stride) where
+//   that divides the row, as the registers allow (4 x 6 computes 60 columns
+//   of a 56-wide row, 24 of a 22-wide one, 12 of a 7-wide one);
 // - the default tile (4 x 6 on AVX-512), any stride;
 // - the point's tile at unit stride (again when not the default);
 // - the point's tile at any stride;
@@ -135,7 +140,8 @@ struct ChannelsPath {
 // - one channel vector (Cout_g under 2 * vec); one column.
 // The scalar tile is the unspecialized schedule.
 inline std::vector<ChannelsPath> channels_paths(const ChannelsExtents& e, const ConvGeometry& geo,
-                                                const ConvSchedule& s, const TargetFacts& facts) {
+                                                const ConvSchedule& s, const TargetFacts& facts,
+                                                const Halide::Expr& task_cols) {
   using Halide::Expr;
   const int vec = facts.vector_floats;
   const int one_vector_columns = std::max(1, std::min(12, facts.registers - 3));
@@ -143,9 +149,27 @@ inline std::vector<ChannelsPath> channels_paths(const ChannelsExtents& e, const 
   const ConvSchedule d = default_conv_schedule(facts, ConvFamily::Channels);
   const ChannelsTile point{vec, s.ch_vectors, s.ch_columns}, fallback{vec, d.ch_vectors, d.ch_columns};
   const Expr point_fits = e.cout_g >= vec * s.ch_vectors && e.out_w >= s.ch_columns;
+  const bool custom = s.ch_vectors != d.ch_vectors || s.ch_columns != d.ch_columns;
   std::vector<ChannelsPath> paths;
-  if (s.ch_vectors != d.ch_vectors || s.ch_columns != d.ch_columns) {
-    paths.push_back({point_fits && e.out_w % s.ch_columns == 0 && geo.stride_x == 1, point});
+  if (custom) paths.push_back({point_fits && e.out_w % s.ch_columns == 0 && geo.stride_x == 1, point});
+  if (s.ch_fit_rows == 1) {
+    // Rows the point's tile does not run on or divide, whole in each task:
+    // two channel vectors x 14 or 11 columns (unit stride) or 7 (any) where
+    // that divides the row (56, 28, 14; 22; 7, 35), no column computed twice.
+    // Only on long reductions (128 taps or more): on short ones (8 -> 64
+    // channels, 1x1 or 3x3) the wide tiles measured 5-17% slower than the
+    // point's tile, whose extra columns cost less than the narrower tile's
+    // loads and stores per FMA.
+    const Expr fit = e.cout_g >= 2 * vec && task_cols == e.out_w &&
+                     !(e.cout_g >= vec * s.ch_vectors && e.out_w % s.ch_columns == 0);
+    const Expr long_reduction = geo.cin_g * geo.kernel_w * geo.kernel_h >= 128;
+    for (int columns : {14, 11, 7}) {
+      if (facts.registers < 2 * columns + 3) continue;
+      const Expr when = columns > 7 ? long_reduction && geo.stride_x == 1 : long_reduction;
+      paths.push_back({fit && when && e.out_w % columns == 0, {vec, 2, columns}});
+    }
+  }
+  if (custom) {
     paths.push_back({e.cout_g >= vec * d.ch_vectors && e.out_w >= d.ch_columns, fallback});
     paths.push_back({point_fits && geo.stride_x == 1, point});
   }
@@ -247,7 +271,7 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   f.conv.compute_at(block, Var(ci_block > 0 ? "co" : "xo")).reorder_storage(v.c, v.x, v.y);
   Stage update = f.conv.update();
   const bool unroll_kx = s.ch_unroll_kx == 1;
-  const std::vector<detail::ChannelsPath> paths = detail::channels_paths(e, geo, s, facts);
+  const std::vector<detail::ChannelsPath> paths = detail::channels_paths(e, geo, s, facts, task_cols);
   if (vec > 1) {
     for (const detail::ChannelsPath& p : paths) {
       Stage conv = f.conv.specialize(p.when), conv_update = update.specialize(p.when);

@@ -45,6 +45,7 @@ struct ConvScheduleParams {
   Param<int> ch_ci_block{"ch_ci_block", -1};
   Param<int> ch_blocked{"ch_blocked", -1};
   Param<int> ch_direct{"ch_direct", -1};
+  Param<int> ch_fit_rows{"ch_fit_rows", -1};
   Param<int> gpu_threads_x{"gpu_threads_x", 0};
   Param<int> gpu_threads_y{"gpu_threads_y", 0};
   Param<int> gpu_pixels_x{"gpu_pixels_x", 0};
@@ -82,6 +83,7 @@ struct ConvScheduleParams {
         {&ConvSchedule::ch_ci_block, &ch_ci_block},
         {&ConvSchedule::ch_blocked, &ch_blocked},
         {&ConvSchedule::ch_direct, &ch_direct},
+        {&ConvSchedule::ch_fit_rows, &ch_fit_rows},
         {&ConvSchedule::gpu_threads_x, &gpu_threads_x},
         {&ConvSchedule::gpu_threads_y, &gpu_threads_y},
         {&ConvSchedule::gpu_pixels_x, &gpu_pixels_x},
@@ -93,7 +95,7 @@ struct ConvScheduleParams {
         {&ConvSchedule::lane_task_rows, &lane_task_rows},
         {&ConvSchedule::lane_task_vectors, &lane_task_vectors},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 30, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 31, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

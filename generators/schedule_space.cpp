@@ -34,6 +34,8 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
        "channels: 1 = x staged in channel blocks, tiles stored straight into y"},
       {"ch_direct", &ConvSchedule::ch_direct, 0, 1,
        "channels: 1 = tiles stored straight into y (no block copied out)"},
+      {"ch_fit_rows", &ConvSchedule::ch_fit_rows, 0, 1,
+       "channels: 1 = 2-vector tiles of 14, 11 or 7 columns on rows they divide"},
       {"gpu_threads_x", &ConvSchedule::gpu_threads_x, 1, 1024, "gpu: threads along output x per block"},
       {"gpu_threads_y", &ConvSchedule::gpu_threads_y, 1, 1024, "gpu: threads along output y per block"},
       {"gpu_pixels_x", &ConvSchedule::gpu_pixels_x, 1, 8, "gpu: output columns per thread"},
@@ -135,6 +137,14 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // AMD EPYC Zen 4, 2 threads, interleaved). The copy-out form is a tunable,
   // and the form a reduction blocked by input channels needs.
   set_default(s.ch_direct, s.ch_ci_block > 0 ? 0 : 1, -1);
+  // Tiles fitted to the row: a 4 x 6 tile computes 60 columns of a 56-wide
+  // row and 24 of seed 2's 22. In kernels of run-time shapes the fitted
+  // tiles took 64 -> 64 3x3 at 56x56 from 20.3 to 19.1 ms channels-last,
+  // 1x1 256 -> 128 at 14x14 from 0.75 to 0.64 and seed 2 from 11.5 to 11.1,
+  // but their extra branches made the convs that never take them 5-17%
+  // slower (8 -> 64 1x1 0.41 -> 0.48, a seed 3 slice 1.46 -> 1.62; JIT,
+  // AMD EPYC Zen 4, 2 threads, interleaved), so they are a tunable.
+  set_default(s.ch_fit_rows, 0, -1);
   // gpu: one warp of columns x 4 rows of threads (128 per block); each thread
   // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so
   // every input value loaded feeds 8 FMAs and every weight (one broadcast

@@ -84,6 +84,9 @@ struct ConvSchedule {
   int ch_direct = -1;   // 1: tiles stored straight into y, no block copied out
                         // (ch_blocked=1 implies it); 0: each task's tiles go to
                         // a channel-innermost block, copied to y after them
+  int ch_fit_rows = -1;  // 1: on rows that 14, 11 or 7 columns divide (and 6
+                         // does not), tiles of two channel vectors that wide,
+                         // no column computed twice; 0: the point's tile
 
   // gpu family
   int gpu_threads_x = 0;  // threads along output x per block (coalesced NCHW rows)

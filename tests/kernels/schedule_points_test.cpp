@@ -71,6 +71,10 @@ const Shape kShapes[] = {
     {"narrow_out", 1, 1, 3, 7, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {"depthwise_32", 2, 32, 1, 1, 9, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {"groups_of_4", 1, 9, 4, 4, 7, 10, 3, 3, 2, 1, 1, 2, 0, 1, 1, 2},
+    // Rows that 14, 11 and 7 columns divide (ch_fit_rows), the last at stride 2.
+    {"rows_of_28", 1, 1, 6, 64, 5, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"rows_of_22", 2, 1, 5, 36, 6, 24, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+    {"rows_of_7_stride2", 1, 1, 4, 32, 5, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
 };
 
 // Whether the lanes family's kernels take shape `s` (the runtime's
@@ -190,6 +194,7 @@ ConvSchedule random_point(std::mt19937& rng, ConvFamily family, const TargetFact
       // Tiles straight into y, or through a block copied out (a reduction
       // blocked by input channels needs the block).
       s.ch_direct = s.ch_ci_block > 0 ? 0 : pick(0, 1);
+      s.ch_fit_rows = pick(0, 1);
     }
     s = fill_defaults(s, facts);
     if (validate_conv_schedule(s, facts).empty()) return s;

@@ -39,7 +39,8 @@ Space::Space(const ConvProblem& problem, const TargetFacts& facts) : p_(problem)
                {&S::ch_unroll_kx, "ch_unroll_kx", {0, 1}},
                {&S::ch_ci_block, "ch_ci_block", {0, 4, 8, 16, 32, 64}},
                {&S::ch_blocked, "ch_blocked", {0, 1}},
-               {&S::ch_direct, "ch_direct", {0, 1}}};
+               {&S::ch_direct, "ch_direct", {0, 1}},
+               {&S::ch_fit_rows, "ch_fit_rows", {0, 1}}};
 }
 
 const std::vector<Axis>& Space::axes(ConvFamily f) const {
