@@ -4,8 +4,13 @@
 // round) on the same reused buffers, on NCHW and NHWC (channels-last)
 // tensors. Each point's output is compared with the first point's.
 //
-//   schedule-points-ab [--only=TEXT] [--rounds=N] [--conv=N,Cin,Cout,H,W,K,pad] [POINT ...]
+//   schedule-points-ab [--only=TEXT] [--rounds=N] [--static] [--conv=N,Cin,Cout,H,W,K,pad] [POINT ...]
 //
+// --static compiles each point for each shape and layout, every extent,
+// stride and the geometry constants, as the model compiler does (the
+// run-time conditions of the schedule's specializations then fold away);
+// by default each point is compiled once, for any shape, as the runtime's
+// AOT kernels are.
 // POINT is the schedule text ("family=channels,ch_direct=0"); default: the
 // channels family's default point with ch_direct=0 and =1. The rows family
 // reads NCHW tensors only (its NHWC cells stay empty).
@@ -28,17 +33,32 @@ namespace {
 
 using namespace batchconv_gen;
 
-// grouped_conv_generator.cpp's pipeline (one group) over ImageParams.
+// The shape and layout a kernel is compiled for with --static: every
+// buffer's dims (innermost first) and the padding, as the model compiler
+// knows them.
+struct FixedShape {
+  const halide_dimension_t *x, *w, *y;
+  int pad;
+};
+
+// grouped_conv_generator.cpp's pipeline (one group) over ImageParams, for
+// any shape or, given `fixed`, for that one (every extent, stride and the
+// geometry compile-time constants).
 struct JitConv {
   Halide::ImageParam x{Halide::Float(32), 5, "x"}, w{Halide::Float(32), 5, "w"}, bias{Halide::Float(32), 2, "bias"};
   Halide::Param<int32_t> sx{"sx"}, sy{"sy"}, dx{"dx"}, dy{"dy"}, px{"px"}, py{"py"};
   Halide::Param<bool> relu{"relu"};
   Halide::Func out{"out"};
 
-  JitConv(const ConvSchedule& s, const Halide::Target& target) {
+  JitConv(const ConvSchedule& s, const Halide::Target& target, const FixedShape* fixed = nullptr) {
     using namespace Halide;
     bias.dim(0).set_stride(Expr());
-    ConvGeometry geo = conv_geometry(x, w, sx, sy, dx, dy, px, py);
+    ConvGeometry geo = conv_geometry(x, w, Expr(sx), Expr(sy), Expr(dx), Expr(dy), Expr(px), Expr(py));
+    if (fixed) {
+      const Expr one = 1, pad = fixed->pad;
+      geo = ConvGeometry{one, one, one, one, pad, pad, fixed->x[0].extent, fixed->x[1].extent,
+                         fixed->w[0].extent, fixed->w[1].extent, fixed->w[2].extent, fixed->w[3].extent};
+    }
     ConvVars v;
     Var kx, ky, ci, co, g, b;
     Func x6, w6, b3;
@@ -49,7 +69,20 @@ struct JitConv {
     out(v.x, v.y, v.c, v.g, v.n) = f.output(v.x, v.y, v.c, v.g, v.n, 0);
     OutputImageParam y = out.output_buffer();
     constrain_buffers(s, x, w, y);
-    schedule_conv_generator(out, y, f, {v.n}, x, w, sx, s, target);
+    if (fixed) {
+      for (int d = 0; d < 5; ++d) {
+        x.dim(d).set_bounds(fixed->x[d].min, fixed->x[d].extent).set_stride(fixed->x[d].stride);
+        w.dim(d).set_bounds(fixed->w[d].min, fixed->w[d].extent).set_stride(fixed->w[d].stride);
+        y.dim(d).set_bounds(fixed->y[d].min, fixed->y[d].extent).set_stride(fixed->y[d].stride);
+      }
+    }
+    if (fixed && s.family == ConvFamily::Channels) {
+      const ChannelsExtents e{fixed->y[0].extent, fixed->w[3].extent, Expr(fixed->x[2].stride) == 1,
+                              Expr(fixed->y[2].stride) == 1};
+      schedule_conv_cpu_channels(out, f, {v.n}, e, s, target_facts(target));
+    } else {
+      schedule_conv_generator(out, y, f, {v.n}, x, w, sx, s, target);
+    }
     out.compile_jit(target);
   }
 };
@@ -89,11 +122,14 @@ int main(int argc, char** argv) {
   };
   std::string only;
   int rounds = 12;
+  bool fixed_shapes = false;
   std::vector<std::string> texts;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--only=", 0) == 0) {
       only = a.substr(7);
+    } else if (a == "--static") {
+      fixed_shapes = true;
     } else if (a.rfind("--rounds=", 0) == 0) {
       rounds = std::max(3, std::atoi(a.c_str() + 9));
     } else if (a.rfind("--conv=", 0) == 0) {
@@ -107,9 +143,10 @@ int main(int argc, char** argv) {
       }
       shapes = {s};
     } else if (a == "--help" || a == "-h") {
-      std::printf("usage: schedule-points-ab [--only=TEXT] [--rounds=N] [--conv=N,Cin,Cout,H,W,K,pad] [POINT ...]\n"
+      std::printf("usage: schedule-points-ab [--only=TEXT] [--rounds=N] [--static] [--conv=N,Cin,Cout,H,W,K,pad] [POINT ...]\n"
                   "  Times schedule points of the grouped conv against each other (JIT, interleaved),\n"
-                  "  on NCHW and NHWC tensors. POINT: e.g. family=channels,ch_direct=0\n");
+                  "  on NCHW and NHWC tensors. POINT: e.g. family=channels,ch_direct=0\n"
+                  "  --static: each point compiled for each shape and layout, as the model compiler does\n");
       return 0;
     } else {
       texts.push_back(a);
@@ -135,11 +172,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     points.push_back(s);
-    convs.push_back(std::make_unique<JitConv>(s, target));
+    if (!fixed_shapes) convs.push_back(std::make_unique<JitConv>(s, target));
   }
   const char* threads = std::getenv("HL_NUM_THREADS");
-  std::printf("%s, %s threads; Halide JIT, %s; median ms of %d interleaved rounds\n", cpu_model().c_str(),
-              threads ? threads : "all", target.to_string().c_str(), rounds - 2);
+  std::printf("%s, %s threads; Halide JIT, %s; %s; median ms of %d interleaved rounds\n", cpu_model().c_str(),
+              threads ? threads : "all", target.to_string().c_str(),
+              fixed_shapes ? "kernels compiled for each shape and layout" : "kernels of run-time shapes", rounds - 2);
   std::printf("\n| shape | layout |");
   for (const std::string& t : texts) std::printf(" %s |", t.c_str());
   std::printf(" max diff |\n|---|---|");
@@ -192,6 +230,17 @@ int main(int argc, char** argv) {
       halide_dimension_t bd[2] = {{0, s.cout, 1, 0}, {0, 1, s.cout, 0}};
       Halide::Buffer<float> hx(xv.data(), 5, xd), hwp(wv.data(), 5, wpd), hwr(wr.data(), 5, wrd),
           hb(bv.data(), 2, bd);
+      if (fixed_shapes) {
+        convs.clear();
+        for (const ConvSchedule& p : points) {
+          if (nhwc && p.family == ConvFamily::Rows) {
+            convs.emplace_back();
+            continue;
+          }
+          const FixedShape fixed{xd, p.family == ConvFamily::Rows ? wrd : wpd, yd, s.pad};
+          convs.push_back(std::make_unique<JitConv>(p, target, &fixed));
+        }
+      }
       std::vector<std::vector<double>> times(points.size());
       for (int round = 0; round < rounds; ++round)
         for (size_t i = 0; i < points.size(); ++i) {
