@@ -5,7 +5,7 @@
 // the same run, interleaved, on preallocated buffers, with the pipeline's
 // peak heap beside each. Prints a Markdown table and each model's plan.
 //
-//   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile]
+//   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile] [--fit-rows=0]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
   }
   int reps = 9;
-  bool profile = false;
+  bool profile = false, fit_rows = true;
   std::vector<std::string> only;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
@@ -90,13 +90,16 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::atoi(a.c_str() + 7));
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--fit-rows=0" || a == "--fit-rows=1") {
+      fit_rows = a.back() == '1';
     } else if (a.rfind("--only=", 0) == 0) {
       std::stringstream ss(a.substr(7));
       for (std::string m; std::getline(ss, m, ',');) only.push_back(m);
     } else {
-      std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile]\n"
+      std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile] [--fit-rows=0]\n"
                            "  --profile: Halide's profiler in the pipelines (time per stage, printed at exit;\n"
-                           "             the timings then include its sampling)\n");
+                           "             the timings then include its sampling)\n"
+                           "  --fit-rows=0: channels convs without tiles fitted to the row (the runtime's point)\n");
       return 2;
     }
   }
@@ -147,6 +150,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 2; ++k) {
       batchconv::compiler::LowerOptions o;
       o.layouts = policies[k];
+      o.fit_rows = fit_rows;
       Compiled& c = variants[k];
       c.low = batchconv::compiler::lower_model(*model, spec.name, o);
       for (batchconv::compiler::ParamInfo& p : c.low.inputs) {

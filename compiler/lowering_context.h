@@ -105,6 +105,10 @@ struct LowerOptions {
   // Graph inputs and outputs the caller passes channels-last (--edge-layout
   // name=nhwc): a 4-D (N, C, H, W) one as NHWC, a 3-D (N, C, W) one as NWC.
   std::set<std::string> channels_last_edges;
+  // The chooser's channels convs take tiles fitted to the row (ch_fit_rows=1;
+  // ops_conv.cpp); false keeps the chooser's point as the runtime's kernels
+  // have it (model-layouts --fit-rows=0 measures the difference).
+  bool fit_rows = true;
 };
 
 class LoweringContext {

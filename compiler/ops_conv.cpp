@@ -236,7 +236,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   // Compiled for one shape (schedule-points-ab --static, AMD EPYC Zen 4):
   // 1x1 256 -> 128 at 14x14 0.75 -> 0.61 ms, 64 -> 64 3x3 at 56x56 20.2 ->
   // 19.3, seed 2 7.17 -> 6.94; the convs they do not take within 2%.
-  if (channels && !choice.from_record) {
+  if (channels && !choice.from_record && cx.options().fit_rows) {
     choice.schedule.ch_fit_rows = 1;
     choice.explanation += "; rows fitted";
   }
