@@ -232,7 +232,8 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   // With the shape known, the chooser's channels convs take tiles fitted to
   // the row (ch_fit_rows): their conditions fold away here, so a conv they
   // do not fit pays nothing, while in kernels of run-time shapes (the
-  // runtime's) the extra branches cost the convs that never take them 5-17%.
+  // runtime's) their unit-stride specializations cost the convs that never
+  // take them 5-17%.
   // Compiled for one shape (schedule-points-ab --static, AMD EPYC Zen 4):
   // 1x1 256 -> 128 at 14x14 0.75 -> 0.61 ms, 64 -> 64 3x3 at 56x56 20.2 ->
   // 19.3, seed 2 7.17 -> 6.94; the convs they do not take within 2%.

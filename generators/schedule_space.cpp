@@ -141,9 +141,11 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // row and 24 of seed 2's 22. In kernels of run-time shapes the fitted
   // tiles took 64 -> 64 3x3 at 56x56 from 20.3 to 19.1 ms channels-last,
   // 1x1 256 -> 128 at 14x14 from 0.75 to 0.64 and seed 2 from 11.5 to 11.1,
-  // but their extra branches made the convs that never take them 5-17%
-  // slower (8 -> 64 1x1 0.41 -> 0.48, a seed 3 slice 1.46 -> 1.62; JIT,
-  // AMD EPYC Zen 4, 2 threads, interleaved), so they are a tunable.
+  // but their unit-stride specializations (stride_x == 1, which makes them
+  // fast) made the convs that never take them 5-17% slower (8 -> 64 1x1
+  // 0.41 -> 0.48, a seed 3 slice 1.46 -> 1.62; JIT, AMD EPYC Zen 4, 2
+  // threads, interleaved), so they are a tunable; the model compiler, whose
+  // conditions fold, takes them.
   set_default(s.ch_fit_rows, 0, -1);
   // gpu: one warp of columns x 4 rows of threads (128 per block); each thread
   // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so
