@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -70,6 +71,28 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
                " (short reduction)";
   }
   return c;
+}
+
+int fitted_row_columns(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& t) {
+  const int64_t vec = t.vector_floats;
+  if (s.family != ConvFamily::Channels || s.ch_fit_rows != 1 || vec <= 1) return 0;
+  if (p.cout_g < 2 * vec || p.cin_g * p.kernel_w * p.kernel_h < 128) return 0;
+  // The point's own tile divides the row: it runs there.
+  if (p.cout_g >= vec * s.ch_vectors && p.out_w % s.ch_columns == 0) return 0;
+  // Each task a whole row (the task's columns as schedule_conv_cpu_channels
+  // computes them).
+  const int64_t cols = s.ch_columns;
+  const int64_t min_cols = (std::max<int64_t>(vec, cols) + cols - 1) / cols * cols;
+  const int64_t budget_cols = int64_t{s.task_input_kb} * 256 /
+                              std::max<int64_t>(1, p.cin_g * (s.ch_task_rows * p.stride_y + p.kernel_h - 1)) /
+                              std::max(1, p.stride_x);
+  if (std::min(p.out_w, std::max(min_cols, budget_cols / cols * cols)) != p.out_w) return 0;
+  for (int columns : {14, 11, 7}) {
+    if (t.registers < 2 * columns + 3) continue;
+    if (columns > 7 && p.stride_x != 1) continue;
+    if (p.out_w % columns == 0) return columns;
+  }
+  return 0;
 }
 
 std::vector<int> lanes_specialized_cout_g(const TargetFacts& t) {

@@ -42,6 +42,17 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target)
 // The Cout_g values the AOT lanes kernels have their own code for: the
 // divisors of the vector below it (1, 2, 4, 8 on AVX-512). Other Cout_g run
 // the general case, whose lane -> (c, g) split gathers.
+// The columns of the tiles fitted to the row (schedule field ch_fit_rows)
+// that point `s` (defaults filled in for `target`) runs problem `p` with in
+// the channels family, or 0 where it runs its other tiles: 14 or 11 (unit
+// stride) or 7 columns of two channel vectors, the first that divides the
+// row, on a reduction of 128 taps or more whose tasks are whole rows the
+// point's own tile does not divide, where the target has the registers.
+// The same rule as the generator's run-time conditions
+// (conv_schedule_cpu_channels.h, channels_paths), on known extents: the
+// runtime runs its *_channels_fitted kernels only where this is non-zero.
+int fitted_row_columns(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
+
 std::vector<int> lanes_specialized_cout_g(const TargetFacts& target);
 bool lanes_kernel_fits(int64_t cout_g, const TargetFacts& target);
 

@@ -159,7 +159,8 @@ inline std::vector<ChannelsPath> channels_paths(const ChannelsExtents& e, const 
     // Only on long reductions (128 taps or more): on short ones (8 -> 64
     // channels, 1x1 or 3x3) the wide tiles measured 5-17% slower than the
     // point's tile, whose extra columns cost less than the narrower tile's
-    // loads and stores per FMA.
+    // loads and stores per FMA. fitted_row_columns() (conv_chooser.h) is
+    // this rule on known extents; keep the two alike.
     const Expr fit = e.cout_g >= 2 * vec && task_cols == e.out_w &&
                      !(e.cout_g >= vec * s.ch_vectors && e.out_w % s.ch_columns == 0);
     const Expr long_reduction = geo.cin_g * geo.kernel_w * geo.kernel_h >= 128;

@@ -145,7 +145,8 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // fast) made the convs that never take them 5-17% slower (8 -> 64 1x1
   // 0.41 -> 0.48, a seed 3 slice 1.46 -> 1.62; JIT, AMD EPYC Zen 4, 2
   // threads, interleaved), so they are a tunable; the model compiler, whose
-  // conditions fold, takes them.
+  // conditions fold, takes them, and the runtime has kernels of its own
+  // with them (*_channels_fitted), called only where they run.
   set_default(s.ch_fit_rows, 0, -1);
   // gpu: one warp of columns x 4 rows of threads (128 per block); each thread
   // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so

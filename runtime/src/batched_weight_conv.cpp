@@ -2,10 +2,12 @@
 #include "batchconv_batched_weight_conv.h"
 #include "batchconv_batched_weight_conv_channels.h"
 #include "batchconv_batched_weight_conv_channels_blocked.h"
+#include "batchconv_batched_weight_conv_channels_fitted.h"
 #include "batchconv_batched_weight_conv_lanes.h"
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
 #include "batchconv_grouped_conv_channels_blocked.h"
+#include "batchconv_grouped_conv_channels_fitted.h"
 #include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -70,6 +72,7 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, bd);
   HalideView hy(kOp, "y", ys.data, yd);
   const bool blocked = !lanes && blocked_kernel_fits(p);
+  const bool fitted = !lanes && fitted_kernel_fits(p, batchconv_gen::ConvOp::BatchedWeight);
   const ConvKernelFn kernel =
       lanes ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_lanes,
                                   "batchconv_batched_weight_conv_lanes")
@@ -78,6 +81,10 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
                                    "batchconv_batched_weight_conv_channels_blocked")
                      : conv_kernel("grouped_conv", batchconv_grouped_conv_channels_blocked,
                                    "batchconv_grouped_conv_channels_blocked"))
+      : fitted ? (lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels_fitted,
+                                     "batchconv_batched_weight_conv_channels_fitted")
+                       : conv_kernel("grouped_conv", batchconv_grouped_conv_channels_fitted,
+                                     "batchconv_grouped_conv_channels_fitted"))
       : lead ? conv_kernel("batched_weight_conv", batchconv_batched_weight_conv_channels,
                            "batchconv_batched_weight_conv_channels")
              : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");

@@ -3,6 +3,7 @@
 #include "batchconv_broadcast_input_conv.h"
 #include "batchconv_broadcast_input_conv_channels.h"
 #include "batchconv_broadcast_input_conv_channels_blocked.h"
+#include "batchconv_broadcast_input_conv_channels_fitted.h"
 #include "batchconv_grouped_conv.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -66,10 +67,13 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}, {p.batch, sb}});
   HalideView hy(kOp, "y", y.data, yd);
   const bool blocked = blocked_kernel_fits(p);
+  const bool fitted = fitted_kernel_fits(p, batchconv_gen::ConvOp::BroadcastInput);
   call_kernel(kOp, [&] {
     const ConvKernelFn kernel =
         blocked ? conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels_blocked,
                            "batchconv_broadcast_input_conv_channels_blocked")
+        : fitted ? conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels_fitted,
+                               "batchconv_broadcast_input_conv_channels_fitted")
              : conv_kernel("broadcast_input_conv", batchconv_broadcast_input_conv_channels,
                            "batchconv_broadcast_input_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,

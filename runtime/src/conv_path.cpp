@@ -59,6 +59,14 @@ bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op) {
 
 bool blocked_kernel_fits(const ConvPlan& p) { return p.cin_g >= variant_facts().vector_floats; }
 
+bool fitted_kernel_fits(const ConvPlan& p, batchconv_gen::ConvOp op) {
+  if (blocked_kernel_fits(p)) return false;
+  using batchconv_gen::ConvFamily;
+  batchconv_gen::ConvSchedule s = batchconv_gen::default_conv_schedule(variant_facts(), ConvFamily::Channels);
+  s.ch_fit_rows = 1;  // as the *_channels_fitted kernels are built
+  return batchconv_gen::fitted_row_columns(conv_problem(p, op, false, false), s, variant_facts()) > 0;
+}
+
 bool small_planes_run_channels_last(const ConvPlan& p, int64_t x_channel_stride, int64_t y_channel_stride) {
   // Planes up to 32 x 32; the copies live in per-thread scratch, so each is
   // kept to 2^24 floats (64 MiB). Measured on the batched-weight conv of

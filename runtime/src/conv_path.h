@@ -43,6 +43,13 @@ bool lanes_fits(const ConvPlan& p, batchconv_gen::ConvOp op);
 // transposed into the blocks and scattered from the tiles.
 bool blocked_kernel_fits(const ConvPlan& p);
 
+// Whether the channels family's kernels with tiles fitted to the row
+// (*_channels_fitted, ch_fit_rows=1) run this call: where the blocked
+// kernels do not and fitted_row_columns() gives the default point's tiles
+// on this variant a row they divide (seed 2: 3 -> 64 channels, 7x7, rows
+// of 22 columns in 2 x 11 tiles instead of 4 x 6 ones computing 24).
+bool fitted_kernel_fits(const ConvPlan& p, batchconv_gen::ConvOp op);
+
 // Whether a blocked-kernel call whose x and y are both NCHW runs through
 // channels-last scratch copies of them instead: small planes (MAML's 14x14
 // to 3x3 maps), where the kernel's transposed staging and scattered stores

@@ -2,6 +2,7 @@
 #include "batchconv_grouped_conv.h"
 #include "batchconv_grouped_conv_channels.h"
 #include "batchconv_grouped_conv_channels_blocked.h"
+#include "batchconv_grouped_conv_channels_fitted.h"
 #include "batchconv_grouped_conv_lanes.h"
 #include "conv_path.h"
 #include "conv_plan.h"
@@ -46,11 +47,14 @@ void run_channels(const detail::ConvPlan& p, const TensorView& x, const TensorVi
   HalideView hb = bias_view(kOp, bias, {{p.cout_g, sc}, {p.groups, p.cout_g * sc}});
   HalideView hy(kOp, "y", y.data, yd);
   const bool blocked = !lanes && blocked_kernel_fits(p);
+  const bool fitted = !lanes && fitted_kernel_fits(p, batchconv_gen::ConvOp::Grouped);
   call_kernel(kOp, [&] {
     const ConvKernelFn kernel =
         lanes  ? conv_kernel("grouped_conv", batchconv_grouped_conv_lanes, "batchconv_grouped_conv_lanes")
         : blocked ? conv_kernel("grouped_conv", batchconv_grouped_conv_channels_blocked,
                              "batchconv_grouped_conv_channels_blocked")
+        : fitted ? conv_kernel("grouped_conv", batchconv_grouped_conv_channels_fitted,
+                               "batchconv_grouped_conv_channels_fitted")
                : conv_kernel("grouped_conv", batchconv_grouped_conv_channels, "batchconv_grouped_conv_channels");
     return kernel(hx.get(), hw.get(), hb.get(), p.stride_x, p.stride_y, p.dilation_x, p.dilation_y,
                   p.pad_x, p.pad_y, p.relu, hy.get());

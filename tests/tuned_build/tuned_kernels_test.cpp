@@ -112,7 +112,9 @@ bool is_default_kernel(const std::string& name) {
                         "batchconv_grouped_conv_channels_blocked", "batchconv_batched_weight_conv",
                         "batchconv_batched_weight_conv_channels", "batchconv_batched_weight_conv_channels_blocked",
                         "batchconv_broadcast_input_conv", "batchconv_broadcast_input_conv_channels",
-                        "batchconv_broadcast_input_conv_channels_blocked"})
+                        "batchconv_broadcast_input_conv_channels_blocked", "batchconv_grouped_conv_channels_fitted",
+                        "batchconv_batched_weight_conv_channels_fitted",
+                        "batchconv_broadcast_input_conv_channels_fitted"})
     if (name == d) return true;
   return false;
 }
