@@ -39,9 +39,6 @@ struct ConvChoice {
 
 ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target);
 
-// The Cout_g values the AOT lanes kernels have their own code for: the
-// divisors of the vector below it (1, 2, 4, 8 on AVX-512). Other Cout_g run
-// the general case, whose lane -> (c, g) split gathers.
 // The columns of the tiles fitted to the row (schedule field ch_fit_rows)
 // that point `s` (defaults filled in for `target`) runs problem `p` with in
 // the channels family, or 0 where it runs its other tiles: 14 or 11 (unit
@@ -53,6 +50,9 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target)
 // runtime runs its *_channels_fitted kernels only where this is non-zero.
 int fitted_row_columns(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
 
+// The Cout_g values the AOT lanes kernels have their own code for: the
+// divisors of the vector below it (1, 2, 4, 8 on AVX-512). Other Cout_g run
+// the general case, whose lane -> (c, g) split gathers.
 std::vector<int> lanes_specialized_cout_g(const TargetFacts& target);
 bool lanes_kernel_fits(int64_t cout_g, const TargetFacts& target);
 

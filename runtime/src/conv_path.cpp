@@ -61,10 +61,14 @@ bool blocked_kernel_fits(const ConvPlan& p) { return p.cin_g >= variant_facts().
 
 bool fitted_kernel_fits(const ConvPlan& p, batchconv_gen::ConvOp op) {
   if (blocked_kernel_fits(p)) return false;
-  using batchconv_gen::ConvFamily;
-  batchconv_gen::ConvSchedule s = batchconv_gen::default_conv_schedule(variant_facts(), ConvFamily::Channels);
-  s.ch_fit_rows = 1;  // as the *_channels_fitted kernels are built
-  return batchconv_gen::fitted_row_columns(conv_problem(p, op, false, false), s, variant_facts()) > 0;
+  // The point the *_channels_fitted kernels are built with, once per process.
+  static const batchconv_gen::ConvSchedule fitted = [] {
+    batchconv_gen::ConvSchedule s =
+        batchconv_gen::default_conv_schedule(variant_facts(), batchconv_gen::ConvFamily::Channels);
+    s.ch_fit_rows = 1;
+    return s;
+  }();
+  return batchconv_gen::fitted_row_columns(conv_problem(p, op, false, false), fitted, variant_facts()) > 0;
 }
 
 bool small_planes_run_channels_last(const ConvPlan& p, int64_t x_channel_stride, int64_t y_channel_stride) {

@@ -132,12 +132,7 @@ void run_case(const Case& c, const std::string& what) {
               Layout::Contiguous);
   w.fill_random(rng, kNaN);
   bias.fill_random(rng, kNaN);
-  // Weights of about 1 / sqrt(taps), as initialised networks have: the
-  // reductions here reach 645 taps, and with unit weights their float32
-  // rounding alone passed the tolerance on some random draws (1.4e-5).
-  const TensorView wv = w.view();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.cin_g * c.KH * c.KW));
-  for (int64_t i = 0; i < wv.numel(); ++i) wv.data[i] *= scale;
+  scale_weights_to_taps(w.view(), c.cin_g * c.KH * c.KW);  // reductions of up to 645 taps
   const TensorView* bv = c.bias ? bias.view_ptr() : nullptr;
   std::vector<int64_t> ref_shape;
   std::vector<double> ref;

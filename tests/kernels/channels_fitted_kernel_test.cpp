@@ -116,10 +116,7 @@ bool run_case(const Shape& s, bool x_last, bool y_last, bool bias_on, bool relu,
               Layout::Contiguous);
   w.fill_random(rng, kNaN);
   bias.fill_random(rng, kNaN);
-  // Weights of about 1 / sqrt(taps), as initialised networks have.
-  const TensorView wv = w.view();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.cin_g * s.KH * s.KW));
-  for (int64_t i = 0; i < wv.numel(); ++i) wv.data[i] *= scale;
+  scale_weights_to_taps(w.view(), s.cin_g * s.KH * s.KW);
   const TensorView* bv = bias_on ? bias.view_ptr() : nullptr;
   std::vector<int64_t> ref_shape;
   std::vector<double> ref;
