@@ -71,7 +71,7 @@ function(_batchconv_json_number json name where)
 endfunction()
 
 # Checks a record's point against its family: "name=value" items of lower
-# case names and integer values (or family=rows|channels), and the family it
+# case names and integer values (or family=rows|channels|lanes), and the family it
 # names (rows when none) equal to the record's "family".
 function(_batchconv_check_point point family where)
   if(point STREQUAL "")
@@ -157,8 +157,8 @@ function(batchconv_read_tuning_db prefix)
         message(FATAL_ERROR "${where}: \"${field}\":\"${${field}}\" is not one of ${ops}")
       endif()
     endforeach()
-    if(NOT family MATCHES "^(rows|channels)$")
-      message(FATAL_ERROR "${where}: \"family\":\"${family}\" is not rows or channels")
+    if(NOT family MATCHES "^(rows|channels|lanes)$")
+      message(FATAL_ERROR "${where}: \"family\":\"${family}\" is not rows, channels or lanes")
     endif()
     if(shape STREQUAL "")
       message(FATAL_ERROR "${where}: \"shape\" is empty")

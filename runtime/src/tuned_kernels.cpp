@@ -59,9 +59,9 @@ bool register_tuned_conv_kernel(const TunedConvKernel& k) {
   if (!known_op(k.generator))
     throw Error("register_tuned_conv_kernel: generator '" + k.generator + "' of " + k.name +
                 " is not grouped_conv, batched_weight_conv or broadcast_input_conv");
-  if (k.family != "rows" && k.family != "channels")
+  if (k.family != "rows" && k.family != "channels" && k.family != "lanes")
     throw Error("register_tuned_conv_kernel: family '" + k.family + "' of " + k.name +
-                " is not rows or channels");
+                " is not rows, channels or lanes");
   if (!k.fn) throw Error("register_tuned_conv_kernel: " + k.name + " has a null function");
   if (k.shape_key.empty())
     throw Error("register_tuned_conv_kernel: " + k.name + " has no shape key");

@@ -3,7 +3,8 @@
 // (depthwise with multiplier, ResNeXt-style groups), x and y channels-last
 // or NCHW each, forced to the lanes
 // family, against the double-precision reference; PackedWeights reused;
-// and the chooser's decision between lanes and rows.
+// the chooser's decision between lanes and rows; and a lanes kernel
+// registered as a tuned kernel (tuning.h), run only where lanes fits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,11 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "batchconv/tuning.h"
 #include "conv_check.h"
 #include "conv_chooser.h"
 #include "layout_views.h"
 #include "random_geometry.h"
 #include "reference.h"
+
+// The runtime's own lanes kernel for grouped_conv, registered below as a
+// tuned kernel under another name.
+extern "C" int batchconv_grouped_conv_lanes(halide_buffer_t* x, halide_buffer_t* w, halide_buffer_t* bias,
+                                            int32_t stride_x, int32_t stride_y, int32_t dilation_x,
+                                            int32_t dilation_y, int32_t pad_x, int32_t pad_y, bool relu,
+                                            halide_buffer_t* y);
 
 namespace batchconv::test {
 namespace {
@@ -218,6 +227,66 @@ TEST(LanesFamily, ChooserPicksLanesOnlyWhereItPays) {
     std::vector<int64_t> shape;
     expect_view_matches(y.view, ref::grouped_conv(x.view, w.view(), nullptr, d, &shape), shape, what);
   }
+}
+
+// A tuning record of the lanes family (what a tuning database built with a
+// lanes point registers): the call of its shape runs it, through the lanes
+// path and its weight packing; a record whose shape the lanes kernels do not
+// fit leaves that call on the rows family's default kernel; an unknown
+// family is refused with a message naming the families.
+TEST(LanesFamily, TunedLanesKernelRunsOnlyWhereLanesFits) {
+  auto rng = case_rng("lanes_tuned");
+  const int vec = vector_floats();
+  struct Case {
+    int64_t groups, cout_g;
+    bool last;
+    const char* family;  // that runs
+    bool tuned;          // whether the tuned kernel runs
+  };
+  const Case cases[] = {
+      {2 * vec, 1, true, "lanes", true},  // depthwise, channels-last
+      {vec, 2, true, "lanes", true},      // channel multiplier 2
+      {vec, 3, true, "rows", false},      // Cout_g 3: no lanes kernel
+  };
+  for (const Case& c : cases) {
+    const std::string what = "groups=" + std::to_string(c.groups) + " cout_g=" + std::to_string(c.cout_g);
+    ChannelsLastTensor x({2, c.groups, 7, 10}, 1), y({2, c.groups * c.cout_g, 7, 10}, 1);
+    x.fill_random(rng);
+    Tensor w({c.groups * c.cout_g, 1, 3, 3}, Layout::Contiguous), bias({c.groups * c.cout_g}, Layout::Contiguous);
+    w.fill_random(rng, kNaN);
+    bias.fill_random(rng, kNaN);
+    ConvDesc d = ConvDesc::with_padding(1);
+    d.groups = static_cast<int>(c.groups);
+    clear_tuned_conv_kernels();
+    grouped_conv(x.view, w.view(), bias.view_ptr(), y.view, d);  // the shape key of this call
+    TunedConvKernel k;
+    k.op = "grouped_conv";
+    k.shape_key = last_conv_shape_key();
+    k.generator = "grouped_conv";
+    k.family = "lanes";
+    k.fn = batchconv_grouped_conv_lanes;
+    k.name = "tuned_lanes_test_kernel";
+    ASSERT_TRUE(register_tuned_conv_kernel(k)) << what;
+    std::fill(y.data.begin(), y.data.end(), kNaN);  // every output written again
+    grouped_conv(x.view, w.view(), bias.view_ptr(), y.view, d);
+    EXPECT_EQ(last_conv_family(), c.family) << what;
+    EXPECT_EQ(last_conv_kernel() == k.name, c.tuned) << what << ": ran " << last_conv_kernel();
+    std::vector<int64_t> shape;
+    expect_view_matches(y.view, ref::grouped_conv(x.view, w.view(), bias.view_ptr(), d, &shape), shape, what);
+  }
+  TunedConvKernel bad;
+  bad.op = bad.generator = "grouped_conv";
+  bad.family = "blocked";
+  bad.fn = batchconv_grouped_conv_lanes;
+  bad.name = "bad";
+  bad.shape_key = "b=1";
+  try {
+    register_tuned_conv_kernel(bad);
+    ADD_FAILURE() << "family 'blocked' was registered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not rows, channels or lanes"), std::string::npos) << e.what();
+  }
+  clear_tuned_conv_kernels();
 }
 
 }  // namespace

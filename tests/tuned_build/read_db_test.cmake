@@ -83,6 +83,14 @@ expect_refused("an unknown generator" "${WORK}/bad_generator.jsonl" "bad_generat
 string(REPLACE "\"point\":\"family=rows\"" "\"point\":\"family=channels\"" mismatch "${good}")
 file(WRITE "${WORK}/family.jsonl" "${mismatch}\n")
 expect_refused("a point of the other family" "${WORK}/family.jsonl" "family.jsonl:1: point \"family=channels\" is of family channels, the record says \"family\":\"rows\"")
+# A lanes record is built (the runtime registers lanes kernels); a family
+# the runtime does not know is refused.
+string(REPLACE "\"family\":\"rows\",\"point\":\"family=rows\"" "\"family\":\"lanes\",\"point\":\"family=lanes,lane_columns=2\"" lanes "${good}")
+file(WRITE "${WORK}/lanes.jsonl" "${lanes}\n")
+expect_accepted("a lanes record" "${WORK}/lanes.jsonl" "records to build: 1 .*family=lanes,lane_columns=2")
+string(REPLACE "\"family\":\"rows\",\"point\":\"family=rows\"" "\"family\":\"gpu\",\"point\":\"family=gpu\"" gpu "${good}")
+file(WRITE "${WORK}/gpu.jsonl" "${gpu}\n")
+expect_refused("a gpu record" "${WORK}/gpu.jsonl" "gpu.jsonl:1: \"family\":\"gpu\" is not rows, channels or lanes")
 string(REPLACE "\"point\":\"family=rows\"" "\"point\":\"family=rows,row_rows=two\"" bad_item "${good}")
 file(WRITE "${WORK}/bad_item.jsonl" "${bad_item}\n")
 expect_refused("a point item that is not a number" "${WORK}/bad_item.jsonl" "bad_item.jsonl:1: point .* item \"row_rows=two\" is not <field>=<integer>")

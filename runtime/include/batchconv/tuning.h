@@ -15,7 +15,7 @@ struct halide_buffer_t;
 namespace batchconv {
 
 // The C signature every conv generator's AOT function has (grouped_conv,
-// batched_weight_conv, broadcast_input_conv; either schedule family).
+// batched_weight_conv, broadcast_input_conv; any schedule family).
 using ConvKernelFn = int (*)(halide_buffer_t* x, halide_buffer_t* w, halide_buffer_t* bias,
                              int32_t stride_x, int32_t stride_y, int32_t dilation_x,
                              int32_t dilation_y, int32_t pad_x, int32_t pad_y, bool relu,
@@ -25,7 +25,11 @@ struct TunedConvKernel {
   std::string op;  // the API call: "grouped_conv", "batched_weight_conv", "broadcast_input_conv"
   std::string shape_key;  // the call's shape, as last_conv_shape_key() gives it
   std::string generator;  // the generator `fn` was built from (the kernel the call's path runs)
-  std::string family;     // "rows" or "channels": the path (and weight packing) `fn` needs
+  // "rows", "channels" or "lanes": the path (and weight packing) `fn` needs.
+  // A lanes kernel runs only where the lanes family's AOT kernels would (a
+  // grouped or batched-weight conv whose Cout_g divides a vector and whose
+  // groups fill one); elsewhere the call takes the rows family's default.
+  std::string family;
   ConvKernelFn fn = nullptr;
   std::string name;  // reported by last_conv_kernel()
   // The Halide target `fn` was built for; empty: any. A kernel for another
