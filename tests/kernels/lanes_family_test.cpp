@@ -239,14 +239,13 @@ TEST(LanesFamily, TunedLanesKernelRunsOnlyWhereLanesFits) {
   const int vec = vector_floats();
   struct Case {
     int64_t groups, cout_g;
-    bool last;
     const char* family;  // that runs
     bool tuned;          // whether the tuned kernel runs
   };
   const Case cases[] = {
-      {2 * vec, 1, true, "lanes", true},  // depthwise, channels-last
-      {vec, 2, true, "lanes", true},      // channel multiplier 2
-      {vec, 3, true, "rows", false},      // Cout_g 3: no lanes kernel
+      {2 * vec, 1, "lanes", true},  // depthwise (x and y channels-last in every case)
+      {vec, 2, "lanes", true},      // channel multiplier 2
+      {vec, 3, "rows", false},      // Cout_g 3: no lanes kernel
   };
   for (const Case& c : cases) {
     const std::string what = "groups=" + std::to_string(c.groups) + " cout_g=" + std::to_string(c.cout_g);
