@@ -54,7 +54,7 @@ struct Trial {
 struct Record {
   Key key;
   std::string generator;  // the generator the chosen kernel is built from
-  std::string family;     // rows | channels (the runtime path it needs)
+  std::string family;     // rows | channels | lanes (the runtime path it needs)
   std::string point;      // generator params of the chosen kernel
   std::string source;     // "default": the default kernel won, nothing is built
   double time_ms = 0, default_ms = 0;
