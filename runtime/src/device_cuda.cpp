@@ -5,6 +5,7 @@
 // and stream hooks, so kernels queue on the caller's stream.
 #include <dlfcn.h>
 
+#include <memory>
 #include <mutex>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "batchconv_broadcast_input_conv_cuda.h"
 #include "batchconv_grouped_conv_cuda.h"
 #include "device_common.h"
+#include "device_cuda.h"
 
 namespace batchconv {
 namespace detail::device {
@@ -114,6 +116,7 @@ struct Acquired {
 
 class CudaBackend final : public Backend {
  public:
+  explicit CudaBackend(const CudaKernels& k) : k_(k) {}
   const char* name() const override { return "cuda"; }
   std::string unavailable_reason() override { return cu().error; }
 
@@ -179,24 +182,33 @@ class CudaBackend final : public Backend {
   }
   int conv(ConvKernel k, void* uc, halide_buffer_t* x, halide_buffer_t* w, halide_buffer_t* bias,
            const ConvArgs& a, halide_buffer_t* y) override {
-    auto f = k == ConvKernel::Grouped ? batchconv_grouped_conv_cuda
-             : k == ConvKernel::BatchedWeight ? batchconv_batched_weight_conv_cuda
-                                              : batchconv_broadcast_input_conv_cuda;
+    auto f = k == ConvKernel::Grouped ? k_.grouped : k == ConvKernel::BatchedWeight ? k_.batched_weight
+                                                                                    : k_.broadcast_input;
     return f(uc, x, w, bias, a.stride_x, a.stride_y, a.dilation_x, a.dilation_y, a.pad_x, a.pad_y, a.relu, y);
   }
   int linear(void* uc, halide_buffer_t* x, halide_buffer_t* w, halide_buffer_t* bias, bool relu,
              halide_buffer_t* y) override {
-    return batchconv_batched_linear_cuda(uc, x, w, bias, relu, y);
+    return k_.linear(uc, x, w, bias, relu, y);
   }
+
+ private:
+  CudaKernels k_;
 };
 
 CudaBackend& backend() {
-  static CudaBackend b;
+  static CudaBackend b(CudaKernels{batchconv_grouped_conv_cuda, batchconv_batched_weight_conv_cuda,
+                                   batchconv_broadcast_input_conv_cuda, batchconv_batched_linear_cuda});
   cu();  // installs the context hooks before any kernel runs
   return b;
 }
 
 }  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaKernels& kernels) {
+  cu();
+  return std::make_unique<CudaBackend>(kernels);
+}
+
 }  // namespace detail::device
 
 namespace cuda {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "model_data.h"
@@ -26,10 +27,16 @@ std::vector<std::vector<int64_t>> arg_shapes(const CompiledModel& m) {
   return out;
 }
 
+// tests/models of the source tree built from, or BATCHCONV_MODELS_DIR's
+// (tests built on one machine and run on another: scripts/device-check.sh).
+std::string models_dir() {
+  const char* env = std::getenv("BATCHCONV_MODELS_DIR");
+  return env && *env ? env : BATCHCONV_MODELS_DIR;
+}
+
 }  // namespace
 
-std::string model_path(const CompiledModel& m) { return std::string(BATCHCONV_MODELS_DIR) + "/" + m.stem + ".onnx"; }
-
+std::string model_path(const CompiledModel& m) { return models_dir() + "/" + m.stem + ".onnx"; }
 
 // Runs the compiled model; `values` by ONNX name for inputs and weights.
 interp::TensorMap run_compiled(const CompiledModel& m, const interp::TensorMap& values) {
@@ -57,7 +64,7 @@ std::unique_ptr<ir::Model> compiled_view(const CompiledModel& m) { return io::lo
 
 void expect_matches_stored_outputs(const CompiledModel& m) {
   std::unique_ptr<ir::Model> model = compiled_view(m);
-  const std::string stem = std::string(BATCHCONV_MODELS_DIR) + "/" + m.stem;
+  const std::string stem = models_dir() + "/" + m.stem;
   interp::TensorMap values;
   for (int k = 0; k < m.num_inputs; ++k) {
     values[m.arg_names[k]] = read_tensor_pb(stem + ".input_" + std::to_string(k) + ".pb");

@@ -4,6 +4,7 @@
 // by batchconv::cuda::synchronize(). One line per workload:
 //   <id> <ms> <GFLOP/s> <GB/s>
 // scripts/device-check.sh prints them beside PyTorch's cuDNN. Not a test.
+// Usage: batchconv_device_time [ID...]   (all workloads, or those named)
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -44,7 +45,7 @@ unsigned long long alloc(int64_t n) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   const std::string why = cuda::unavailable_reason();
   if (!why.empty()) {
     std::printf("no timings: %s\n", why.c_str());
@@ -66,6 +67,9 @@ int main() {
       {"W4_depthwise", 0, {8, 256, 56, 56}, {256, 1, 3, 3}, 1, 256},
   };
   for (const Work& k : works) {
+    bool wanted = argc < 2;
+    for (int a = 1; a < argc; ++a) wanted = wanted || std::string(argv[a]) == k.id;
+    if (!wanted) continue;
     try {
       ConvDesc d = ConvDesc::with_padding(k.pad);
       d.groups = k.groups;
