@@ -1,9 +1,13 @@
 // The gpu schedule family (schedule_space.h) of the conv generators and the
 // model compiler's convs: one schedule for the CUDA and the OpenCL target.
 //
-// Not measured yet: no GPU has been lent to this project; correctness is
-// tested through OpenCL on PoCL (tests/gpu) and the CUDA PTX is assembled
-// for sm_90 with ptxas. scripts/device-check.sh times it when a GPU is there.
+// Correct on an NVIDIA H200 (tests/gpu, 2026-12-04) and through OpenCL on
+// PoCL (CI), but 16-100x slower than cuDNN there: Halide finds no constant
+// size for one thread's accumulator tile (guarded tails, the fused block
+// index) and lifts it into a global buffer over the grid, read and written
+// at every reduction step. Bounding the tile (bound_extent) puts it in
+// registers (6-7x faster) but makes CUDA kernels trap in x-tail threads;
+// see benchmarks/results-gpu-h200-2026-12-04.md.
 //
 // The form (after Halide's apps/conv_layer GPU schedule, adapted to NCHW):
 //   block    gpu_threads_x x gpu_threads_y threads over a tile of

@@ -152,7 +152,9 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // 4 rows x 8 output channels = 32 accumulators (of 255 registers), so
   // every input value loaded feeds 8 FMAs and every weight (one broadcast
   // load for the block) 4; 16 input channels per reduction step. Weights
-  // read through the cache (gpu_shared=0). Not measured yet (no GPU lent).
+  // read through the cache (gpu_shared=0). On an H200 no other point of the
+  // sweep in tests/gpu beat it (benchmarks/results-gpu-h200-2026-12-04.md),
+  // but the accumulators are not in registers yet (conv_schedule_gpu.h).
   set_default(s.gpu_threads_x, 32, 0);
   set_default(s.gpu_threads_y, 4, 0);
   set_default(s.gpu_pixels_x, 1, 0);

@@ -158,12 +158,16 @@ void run_conv_sweep(Op op) {
     std::vector<float> y(static_cast<size_t>(numel(ys)), -7.0f);
     TensorView yv(y.data(), ys);
     DeviceContext ctx;
-    if (op == Op::Grouped) {
-      api::grouped_conv(xv, wv, bp, yv, c.d, ctx);
-    } else if (op == Op::Batched) {
-      api::batched_weight_conv(xv, wv, bp, yv, c.d, ctx);
-    } else {
-      api::broadcast_input_conv(xv, wv, bp, yv, c.d, c.layout, ctx);
+    try {
+      if (op == Op::Grouped) {
+        api::grouped_conv(xv, wv, bp, yv, c.d, ctx);
+      } else if (op == Op::Batched) {
+        api::batched_weight_conv(xv, wv, bp, yv, c.d, ctx);
+      } else {
+        api::broadcast_input_conv(xv, wv, bp, yv, c.d, c.layout, ctx);
+      }
+    } catch (const std::exception& e) {
+      FAIL() << "case " << i << ": " << c.text << ": " << e.what();
     }
     const double err = ref::max_rel_error(yv, ref);
     EXPECT_LT(err, kTolerance) << "case " << i << ": " << c.text;
