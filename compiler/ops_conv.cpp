@@ -319,7 +319,8 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
       return;
     }
     if (point.family == batchconv_gen::ConvFamily::Gpu) {
-      batchconv_gen::schedule_conv_gpu(out6, f, {v.n, v.b}, Halide::Internal::make_bool(s.out_h == 1), point);
+      batchconv_gen::schedule_conv_gpu(out6, f, {v.n, v.b}, i32(s.out_w), i32(s.out_h), {i32(s.N), i32(s.B)},
+                                       point);
       return;
     }
     if (point.family == batchconv_gen::ConvFamily::Channels) {

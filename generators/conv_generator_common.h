@@ -80,7 +80,9 @@ void schedule_conv_generator(Halide::Func out, const BufY& y, ConvFuncs& f,
                              const Int& stride_x, const ConvSchedule& point,
                              const Halide::Target& target, const std::vector<Halide::Var>& inner = {}) {
   if (target.has_gpu_feature()) {
-    schedule_conv_gpu(out, f, outer, y.dim(1).extent() == 1, point);
+    std::vector<Halide::Expr> outer_extents;
+    for (size_t i = 0; i < outer.size(); ++i) outer_extents.push_back(y.dim(4 + static_cast<int>(i)).extent());
+    schedule_conv_gpu(out, f, outer, y.dim(0).extent(), y.dim(1).extent(), outer_extents, point);
     return;
   }
   const TargetFacts facts = target_facts(target);

@@ -53,6 +53,7 @@ struct ConvScheduleParams {
   Param<int> gpu_channels{"gpu_channels", 0};
   Param<int> gpu_reduction{"gpu_reduction", 0};
   Param<int> gpu_shared{"gpu_shared", -1};
+  Param<int> gpu_shift{"gpu_shift", -1};
   Param<int> lane_columns{"lane_columns", 0};
   Param<int> lane_task_rows{"lane_task_rows", 0};
   Param<int> lane_task_vectors{"lane_task_vectors", 0};
@@ -91,11 +92,12 @@ struct ConvScheduleParams {
         {&ConvSchedule::gpu_channels, &gpu_channels},
         {&ConvSchedule::gpu_reduction, &gpu_reduction},
         {&ConvSchedule::gpu_shared, &gpu_shared},
+        {&ConvSchedule::gpu_shift, &gpu_shift},
         {&ConvSchedule::lane_columns, &lane_columns},
         {&ConvSchedule::lane_task_rows, &lane_task_rows},
         {&ConvSchedule::lane_task_vectors, &lane_task_vectors},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 31, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 32, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

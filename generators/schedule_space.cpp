@@ -43,6 +43,8 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"gpu_channels", &ConvSchedule::gpu_channels, 1, 64, "gpu: output channels per thread"},
       {"gpu_reduction", &ConvSchedule::gpu_reduction, 1, 1024, "gpu: input channels per reduction step"},
       {"gpu_shared", &ConvSchedule::gpu_shared, 0, 1, "gpu: stage the block's weights in shared memory (1) or not (0)"},
+      {"gpu_shift", &ConvSchedule::gpu_shift, 0, 1,
+       "gpu: 1 = edge tiles shifted inward on outputs of a tile or more, accumulators in registers"},
       {"lane_columns", &ConvSchedule::lane_columns, 1, 8, "lanes: most output columns per register tile"},
       {"lane_task_rows", &ConvSchedule::lane_task_rows, 1, 1024, "lanes: output rows per parallel task"},
       {"lane_task_vectors", &ConvSchedule::lane_task_vectors, 1, 64, "lanes: vectors of lanes per parallel task"},
@@ -162,6 +164,10 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   set_default(s.gpu_channels, 8, 0);
   set_default(s.gpu_reduction, 16, 0);
   set_default(s.gpu_shared, 0, -1);
+  // Shifted edge tiles (conv_schedule_gpu.h): the only form whose
+  // accumulators stay in registers. Not measured on a GPU yet; the guarded
+  // form (0) was, and is 16-100x slower than cuDNN.
+  set_default(s.gpu_shift, 1, -1);
   // lanes: 2 columns x 8 rows. On a ResNeXt grouped conv (8 images, 32
   // groups of 4, 14x14) and a depthwise one (128 channels, 28x28), 1 or 2
   // columns ran 0.19-0.24 / 0.41-0.43 ms, 4 and 7 columns 0.33-0.43 /

@@ -96,6 +96,7 @@ struct ConvSchedule {
   int gpu_channels = 0;   // output channels per thread (and per block)
   int gpu_reduction = 0;  // input channels per reduction step
   int gpu_shared = -1;    // 1: the block's weights staged in shared memory; 0: read through the cache
+  int gpu_shift = -1;     // 1: edge tiles shifted inward where the output is a tile or more (registers); 0: guarded
 
   // lanes family
   int lane_columns = 0;    // most output columns per register tile (a divisor of the row is taken)

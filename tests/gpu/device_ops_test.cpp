@@ -4,7 +4,9 @@
 // every case skips, saying why, where no CUDA driver or device is present).
 // Each op: 120 random cases over 1-D/2-D, groups 1 / G / depthwise (with
 // multiplier), B = 1, stride, dilation, asymmetric padding, odd and size-1
-// sizes, channel counts around the 8-channel thread tile, bias and ReLU.
+// sizes, channel counts around the 8-channel thread tile, bias and ReLU,
+// and every seventh case at least one block tile large (the shifted-tile
+// kernels).
 // BATCHCONV_TEST_SEED reproduces a run.
 #include <gtest/gtest.h>
 
@@ -84,12 +86,18 @@ ConvCase draw_conv(std::mt19937& rng, Op op, int i) {
       cin_g = 1;
       cout_g = pick(1, 2);
     }
-    const int64_t H = one_d ? 1 : pick(1, 11), W = pick(1, one_d ? 40 : 13);
+    // Every seventh case is at least one block tile of the default gpu point
+    // (32 x 16 outputs, 128 in 1-D, 8 channels) at unit stride, so the
+    // shifted-tile kernels run (conv_schedule_gpu.h); the rest are small.
+    const bool large = i % 7 == 3;  // cycles through the modes and 1-D
+    if (large && mode != 2) cout_g = pick(8, 12);
+    const int64_t H = one_d ? 1 : (large ? pick(18, 40) : pick(1, 11));
+    const int64_t W = large ? pick(one_d ? 130 : 34, one_d ? 300 : 70) : pick(1, one_d ? 40 : 13);
     const int64_t KH = one_d ? 1 : pick(1, 3), KW = pick(1, 3);
     c.d.groups = static_cast<int>(G);
     const int sp = one_d ? 1 : 2;
     for (int a = 0; a < sp; ++a) {
-      c.d.stride[a] = pick(1, 3);
+      c.d.stride[a] = large ? 1 : pick(1, 3);
       c.d.dilation[a] = pick(1, 2);
       c.d.pad_begin[a] = pick(0, 2);
       c.d.pad_end[a] = pick(0, 2);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The CUDA kernel libraries' PTX assembles for sm_90 (H100/H200: Halide 14
 # emits PTX for at most sm_86; a newer GPU's driver JIT-compiles that PTX,
-# which is what ptxas checks here). Halide embeds each kernel module's PTX as
-# a NUL-terminated string in the object; every one is extracted and
-# assembled. Skips (ctest SKIP_RETURN_CODE 77), saying why, without ptxas.
+# which is what ptxas checks here), and no kernel can trap. Halide embeds
+# each kernel module's PTX as a NUL-terminated string in the object; every
+# one is extracted, checked and assembled. Skips (ctest SKIP_RETURN_CODE 77), saying why, without ptxas.
 # Usage: ptx_sm90_test.sh <ptxas or ""> <lib>.a...
 set -euo pipefail
 ptxas=${1:-}
@@ -43,10 +43,21 @@ if n == 0:
     sys.exit(f'{sys.argv[1]}: no PTX module found')
 PY
 done
+trapping=0
 for ptx in "$work"/*.ptx; do
+  # A kernel that can trap (a bounds check Halide compiled into it) ends the
+  # caller's CUDA context with CUDA_ERROR_LAUNCH_FAILED when the check fails.
+  if grep -q 'trap;' "$ptx"; then
+    echo "$(basename "$ptx"): FAILED: $(grep -c 'trap;' "$ptx") trap instructions (a bounds check inside a kernel)"
+    trapping=$((trapping + 1))
+  fi
   "$ptxas" -arch=sm_90 "$ptx" -o "$ptx.cubin"
   kernels=$(grep -c '^\.visible \.entry\|^\.entry' "$ptx" || true)
   echo "$(basename "$ptx"): $(grep -m1 '^\.target' "$ptx") -> sm_90 ok ($kernels kernels)"
   count=$((count + 1))
 done
 echo "ptxas $("$ptxas" --version | tail -1): $count PTX modules assembled for sm_90"
+if [ "$trapping" -gt 0 ]; then
+  echo "FAILED: $trapping PTX modules contain trap instructions"
+  exit 1
+fi
