@@ -135,15 +135,15 @@ inline void schedule_conv_gpu(Halide::Func out, ConvFuncs& f, const std::vector<
   };
 
   const int tx = s.gpu_threads_x, ty = s.gpu_threads_y, px = s.gpu_pixels_x, py = s.gpu_pixels_y;
-  // 1-D: all threads along x, one row each.
   const Expr whole_channels = f.geo.cout_g >= ch;
   // The shifted form's grid: column tiles along y, row tiles times the
   // outer dims after the first along z, each at most 65535 blocks.
   auto fits_grid = [&](int tile_w, int tile_h) {
-    Expr z = (out_h + tile_h - 1) / tile_h;
-    for (size_t i = 1; i < outer_extents.size(); ++i) z *= outer_extents[i];
+    Expr z = cast<int64_t>((out_h + tile_h - 1) / tile_h);
+    for (size_t i = 1; i < outer_extents.size(); ++i) z *= cast<int64_t>(outer_extents[i]);
     return (out_w + tile_w - 1) / tile_w <= 65535 && z <= 65535;
   };
+  // 1-D: all threads along x, one row each.
   if (s.gpu_shift == 1) {
     tile_out_shifted(out.specialize(one_row && out_w >= tx * ty * px && whole_channels && fits_grid(tx * ty * px, 1)),
                      tx * ty, 1, px, 1);
