@@ -74,6 +74,8 @@ methods (which apply depends on the op):
   onednn:any(conv-only)     oneDNN's preferred blocked layouts; only the conv timed
   onednn:grouped-trick      transpose x, oneDNN grouped conv (groups=B*g), transpose y back
   onednn:grouped-trick(conv-only)   the same, transposes not timed
+  onednn:grouped-trick-any(conv-only)   the trick's grouped conv in oneDNN's preferred
+                            blocked layouts (B > 1; B = 1 has onednn:any(conv-only))
   onednn:loop               loop over b of a oneDNN conv on slice b (zero-copy)
   onednn:dense / onednn:dense+transpose / onednn:repeat+grouped   broadcast-input peers
   onednn:matmul, onednn:sgemm-loop                                batched_linear peers

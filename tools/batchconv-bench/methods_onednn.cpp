@@ -138,6 +138,41 @@ class GroupedTrick : public Method {
   Buffer xt_, yt_;
 };
 
+// The grouped conv of the trick in oneDNN's preferred blocked layouts: what
+// oneDNN's fastest conv does for a batched-weight problem once its operands
+// are already in those layouts. Transposes and reorders are not timed.
+class GroupedTrickAny : public Method {
+ public:
+  GroupedTrickAny(ConvGeom slice, int64_t batch) : s_(slice), batch_(batch) {
+    full_op = false;
+    big_ = slice;
+    big_.cin *= batch, big_.cout *= batch, big_.groups *= batch;
+  }
+  void setup(Problem& p) override {
+    conv_ = std::make_unique<OnednnConv>(big_, p.spec.bias, Layout::Any);
+    impl = conv_->impl();
+    src_ = Buffer(conv_->src_desc().get_size() / 4 + 1);
+    wei_ = Buffer(conv_->weights_desc().get_size() / 4 + 1);
+    dst_ = Buffer(conv_->dst_desc().get_size() / 4 + 1);
+    Buffer plain(static_cast<size_t>(big_.n * big_.cin * big_.h * big_.w));
+    transpose01(p.x.data(), plain.data(), batch_, s_.n, s_.cin * s_.h * s_.w, bench_threads());
+    onednn_reorder(conv_->plain_src(), plain.data(), conv_->src_desc(), src_.data());
+    onednn_reorder(conv_->plain_weights(), p.w.data(), conv_->weights_desc(), wei_.data());
+  }
+  void run(Problem& p) override { conv_->execute(src_.data(), wei_.data(), bias_ptr(p), dst_.data()); }
+  void finish(Problem& p) override {
+    Buffer plain(static_cast<size_t>(y_slice_elems(big_)));
+    onednn_reorder(conv_->dst_desc(), dst_.data(), conv_->plain_dst(), plain.data());
+    transpose01(plain.data(), p.y.data(), s_.n, batch_, s_.cout * s_.oh * s_.ow, bench_threads());
+  }
+
+ private:
+  ConvGeom s_, big_;
+  int64_t batch_;
+  std::unique_ptr<OnednnConv> conv_;
+  Buffer src_, wei_, dst_;
+};
+
 // Broadcast-input via x.repeat(1, B, 1, 1) materialised + grouped conv
 // (Concatenated layout), or the dense conv followed by a transpose to the
 // Batched layout (dense_transpose).
@@ -202,6 +237,10 @@ void add_onednn_methods(const Problem& p, MethodList* out) {
       if (p.batch == 1)  // the whole op is one plain conv: also show oneDNN's best layout
         add(std::make_unique<AnyLayout>(g), "onednn:any(conv-only)", Family::Onednn,
             "oneDNN conv in its preferred blocked layouts (format_tag::any); reorders not timed");
+      else
+        add(std::make_unique<GroupedTrickAny>(g, p.batch), "onednn:grouped-trick-any(conv-only)",
+            Family::Onednn,
+            "the trick's grouped conv in oneDNN's preferred blocked layouts; transposes, reorders not timed");
       break;
     case Op::BroadcastInputConv: {
       const bool concat = p.spec.layout == batchconv::BroadcastLayout::Concatenated;
