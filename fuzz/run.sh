@@ -51,11 +51,14 @@ for k in 1 2 3 4 5 6 7 8; do head -c 64 /dev/urandom >"$out/corpus/runtime_valid
 mkdir -p "$out/logs"
 for t in "${targets[@]}"; do
   mkdir -p "$out/crashes/$t" "$out/logs/$t"
-  regress=fuzz/regressions/$t
+  # The target's kept crash inputs join its corpus; libFuzzer stops on a
+  # folder that does not exist, and not every target has one.
+  corpora=("../../corpus/$t")
+  [ -d "fuzz/regressions/$t" ] && corpora+=("../../../fuzz/regressions/$t")
   echo "fuzz_$t: ${secs}s"
   ( cd "$out/logs/$t" && nice -n 19 "../../fuzz/fuzz_$t" -jobs=1 -workers=1 -max_total_time="$secs" -timeout=25 \
       -rss_limit_mb=4096 -malloc_limit_mb=4096 -print_final_stats=1 -artifact_prefix="../../crashes/$t/" \
-      "../../corpus/$t" "../../../$regress" ) || true
+      "${corpora[@]}" ) || true
   grep -hE "stat::number_of_executed_units|Done [0-9]+ runs|ERROR|SUMMARY|crash-|leak-|timeout-|oom-" \
     "$out/logs/$t"/fuzz-0.log | tail -5 || true
   ls "$out/crashes/$t"
