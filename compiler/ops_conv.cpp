@@ -310,7 +310,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   stage.lanes = lanes;
   stage.gpu = choice.schedule.family == batchconv_gen::ConvFamily::Gpu;
   stage.storage = out6;
-  stage.schedule = [out6, f, s, facts, lanes, point = choice.schedule](bool in_channels_innermost,
+  stage.schedule = [out6, f, s, facts, point = choice.schedule](bool in_channels_innermost,
                                                                 bool out_channels_innermost) mutable {
     const batchconv_gen::ConvVars& v = f.v;
     if (point.family == batchconv_gen::ConvFamily::Lanes) {
