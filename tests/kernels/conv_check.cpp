@@ -25,10 +25,44 @@ std::vector<int64_t> row_major(const std::vector<int64_t>& extent) {
   return s;
 }
 
+// BATCHCONV_TEST_CHANNELS_LAST=1: x and y of every case whose layout is plain
+// row-major are channels-last instead (channel stride 1, the memory of
+// PyTorch's channels_last), so the whole sweep runs in that layout too.
+bool channels_last_from_env() {
+  static const bool on = [] {
+    const char* v = std::getenv("BATCHCONV_TEST_CHANNELS_LAST");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
+// `shape` with axis `cdim` innermost in memory, every other axis row-major.
+Tensor channels_last_tensor(const std::vector<int64_t>& shape, int cdim) {
+  std::vector<int64_t> storage, strides(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (static_cast<int>(i) != cdim) storage.push_back(shape[i]);
+  storage.push_back(shape[cdim]);
+  strides[cdim] = 1;
+  int64_t step = shape[cdim];
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    if (i == cdim) continue;
+    strides[i] = step;
+    step *= shape[i];
+  }
+  return Tensor::with_strides(shape, storage, strides);
+}
+
+// An activation of a case: channels-last where the environment asks for it
+// and the case's layout is plain row-major, else in the case's layout.
+Tensor activation(const std::vector<int64_t>& shape, Layout layout, int cdim) {
+  if (channels_last_from_env() && layout == Layout::Contiguous) return channels_last_tensor(shape, cdim);
+  return Tensor(shape, layout);
+}
+
 // x of a batched-weight case: (B, N, Cin, ...), possibly a view of (N, B, Cin, ...) memory.
 Tensor make_batched_x(const ConvCase& c) {
   const auto shape = c.spatial_shape({c.B, c.N}, c.cin(), c.H, c.W);
-  if (!c.permuted) return Tensor(shape, c.x_layout);
+  if (!c.permuted) return activation(shape, c.x_layout, 2);
   auto storage = shape;
   std::swap(storage[0], storage[1]);
   auto strides = row_major(storage);
@@ -40,9 +74,9 @@ Tensor make_batched_x(const ConvCase& c) {
 Tensor make_broadcast_y(const ConvCase& c) {
   const int64_t oh = c.out_h(), ow = c.out_w();
   if (c.layout == BroadcastLayout::Concatenated)
-    return Tensor(c.spatial_shape({c.N}, c.B * c.cout(), oh, ow), c.y_layout);
+    return activation(c.spatial_shape({c.N}, c.B * c.cout(), oh, ow), c.y_layout, 1);
   const auto shape = c.spatial_shape({c.B, c.N}, c.cout(), oh, ow);
-  if (!c.permuted) return Tensor(shape, c.y_layout);
+  if (!c.permuted) return activation(shape, c.y_layout, 2);
   const auto storage = c.spatial_shape({c.N}, c.B * c.cout(), oh, ow);
   const int64_t plane = oh * ow;
   std::vector<int64_t> strides{c.cout() * plane, c.B * c.cout() * plane, plane};
@@ -87,19 +121,19 @@ void check_conv_case(ConvOp op, const ConvCase& c) {
   Tensor x, w, bias, y;
   switch (op) {
     case ConvOp::Grouped:
-      x = Tensor(c.spatial_shape({c.N}, c.cin(), c.H, c.W), c.x_layout);
+      x = activation(c.spatial_shape({c.N}, c.cin(), c.H, c.W), c.x_layout, 1);
       w = Tensor(c.spatial_shape({c.cout()}, c.cin_g, c.KH, c.KW), c.w_layout);
       bias = Tensor({c.cout()}, c.w_layout);
-      y = Tensor(c.spatial_shape({c.N}, c.cout(), oh, ow), c.y_layout);
+      y = activation(c.spatial_shape({c.N}, c.cout(), oh, ow), c.y_layout, 1);
       break;
     case ConvOp::BatchedWeight:
       x = make_batched_x(c);
       w = Tensor(c.spatial_shape({c.B, c.cout()}, c.cin_g, c.KH, c.KW), c.w_layout);
       bias = Tensor({c.B, c.cout()}, c.w_layout);
-      y = Tensor(c.spatial_shape({c.B, c.N}, c.cout(), oh, ow), c.y_layout);
+      y = activation(c.spatial_shape({c.B, c.N}, c.cout(), oh, ow), c.y_layout, 2);
       break;
     case ConvOp::BroadcastInput:
-      x = Tensor(c.spatial_shape({c.N}, c.cin(), c.H, c.W), c.x_layout);
+      x = activation(c.spatial_shape({c.N}, c.cin(), c.H, c.W), c.x_layout, 1);
       w = Tensor(c.spatial_shape({c.B, c.cout()}, c.cin_g, c.KH, c.KW), c.w_layout);
       bias = Tensor({c.B, c.cout()}, c.w_layout);
       y = make_broadcast_y(c);
