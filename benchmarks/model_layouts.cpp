@@ -5,7 +5,7 @@
 // the same run, interleaved, on preallocated buffers, with the pipeline's
 // peak heap beside each. Prints a Markdown table and each model's plan.
 //
-//   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile] [--fit-rows=0]
+//   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile] [--fit-rows=0] [--epilogues=relu]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
   }
   int reps = 9;
-  bool profile = false, fit_rows = true;
+  bool profile = false, fit_rows = true, relu_epilogues_only = false;
   std::vector<std::string> only;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::atoi(a.c_str() + 7));
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--epilogues=relu" || a == "--epilogues=chains") {
+      relu_epilogues_only = a == "--epilogues=relu";
     } else if (a == "--fit-rows=0" || a == "--fit-rows=1") {
       fit_rows = a.back() == '1';
     } else if (a.rfind("--only=", 0) == 0) {
@@ -97,9 +99,12 @@ int main(int argc, char** argv) {
       for (std::string m; std::getline(ss, m, ',');) only.push_back(m);
     } else {
       std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile] [--fit-rows=0]\n"
+                           "                     [--epilogues=relu]\n"
                            "  --profile: Halide's profiler in the pipelines (time per stage, printed at exit;\n"
                            "             the timings then include its sampling)\n"
-                           "  --fit-rows=0: channels convs without tiles fitted to the row (the runtime's point)\n");
+                           "  --fit-rows=0: channels convs without tiles fitted to the row (the runtime's point)\n"
+                           "  --epilogues=relu: a conv's epilogue is at most one Relu (the fusion plan before\n"
+                           "             elementwise chains); default: chains after convs, Gemms and MatMuls\n");
       return 2;
     }
   }
@@ -151,6 +156,7 @@ int main(int argc, char** argv) {
       batchconv::compiler::LowerOptions o;
       o.layouts = policies[k];
       o.fit_rows = fit_rows;
+      o.relu_epilogues_only = relu_epilogues_only;
       Compiled& c = variants[k];
       c.low = batchconv::compiler::lower_model(*model, spec.name, o);
       for (batchconv::compiler::ParamInfo& p : c.low.inputs) {

@@ -46,6 +46,7 @@ struct CompileSummary {
   int nodes = 0;                        // nodes lowered
   std::vector<std::string> conv_schedules;  // per target, one line per conv: what scheduled it
   std::vector<std::string> layouts;         // per target, one line per conv: how its result is stored
+  std::vector<std::string> epilogues;       // per target, one line per conv, Gemm or MatMul with an epilogue
 };
 
 // Parses "host" / "x86-64-linux-avx2" / "a,b,c"; throws Error naming a bad one.

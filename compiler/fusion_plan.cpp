@@ -1,18 +1,51 @@
 #include "fusion_plan.h"
 
+#include <map>
+
+#include "elementwise.h"
+
 namespace batchconv::compiler {
+namespace {
+
+// The nodes that take an epilogue: each stores its result from register tiles.
+bool is_producer(const ir::Node& n) {
+  if (n.domain.empty() || n.domain == "ai.onnx") return n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul";
+  return n.domain == "batchconv" && n.op_type == "BatchedWeightConv";
+}
+
+}  // namespace
 
 void plan_fusions(LoweringContext& cx) {
-  for (const auto& node : cx.model().graph.nodes()) {
-    const ir::Node& n = *node;
-    const bool conv = (n.domain.empty() || n.domain == "ai.onnx") ? n.op_type == "Conv"
-                                                                   : n.domain == "batchconv" && n.op_type == "BatchedWeightConv";
-    if (n.dead || !conv || n.outputs.empty() || !n.outputs[0]) continue;
-    const ir::Value* result = n.outputs[0];
-    if (result->is_graph_output || result->uses.size() != 1) continue;
-    const ir::Node* user = result->uses[0].node;
-    if (user->dead || user->op_type != "Relu" || !(user->domain.empty() || user->domain == "ai.onnx")) continue;
-    cx.fuse_activation(&n, user);
+  const std::vector<ir::Node*> order = cx.model().graph.topological_order();
+  std::map<const ir::Node*, size_t> position;
+  for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  for (size_t at = 0; at < order.size(); ++at) {
+    const ir::Node& n = *order[at];
+    if (n.dead || !is_producer(n) || n.outputs.empty() || !n.outputs[0]) continue;
+    // Ready before the producer runs.
+    auto ready = [&](const ir::Value* v) {
+      return !v || v->constant || !v->producer || position.at(v->producer) < at;
+    };
+    std::vector<const ir::Node*> chain;
+    const ir::Value* value = n.outputs[0];
+    while (!value->is_graph_output && value->uses.size() == 1) {
+      const ir::Use& use = value->uses[0];
+      const ir::Node* user = use.node;
+      if (user->dead || !is_elementwise(*user) || static_cast<size_t>(use.index) >= elementwise_operands(*user)) break;
+      if (user->outputs.empty() || !user->outputs[0]) break;
+      bool fits = true;
+      for (size_t k = 0; k < user->inputs.size(); ++k)
+        if (k != static_cast<size_t>(use.index) && !ready(user->inputs[k])) fits = false;
+      for (size_t k = 1; k < user->outputs.size(); ++k)
+        if (user->outputs[k] && !user->outputs[k]->uses.empty()) fits = false;
+      if (!fits) break;
+      if (cx.options().relu_epilogues_only && (user->op_type != "Relu" || n.op_type == "Gemm" || n.op_type == "MatMul"))
+        break;
+      chain.push_back(user);
+      if (cx.options().relu_epilogues_only) break;
+      value = user->outputs[0];
+    }
+    if (!chain.empty()) cx.fuse_epilogue(&n, std::move(chain));
   }
 }
 

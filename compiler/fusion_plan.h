@@ -1,23 +1,33 @@
 // The fusion plan: which nodes of a model run inside another node's stage,
 // decided in one place before any op is lowered.
 //
-// Today: a Relu whose input is a Conv or batchconv.BatchedWeightConv result
-// read by nothing else (and not a graph output) runs inside the conv (the
-// algorithm's fused activation), so the conv's storage holds the Relu's
-// value and a Conv -> Relu graph output is still written in place. A conv
-// that is evaluated at compile time (constant inputs) gives its Relu back
-// (LoweringContext::unfuse_activation). An inference BatchNormalization
-// after a conv with constant weights and parameters is already part of the
-// conv's weights and bias (the rewrite fold_batch_norm_into_conv, run before
-// lowering); one with runtime parameters is inlined into its readers.
+// A conv (Conv or batchconv.BatchedWeightConv), Gemm or MatMul takes an
+// epilogue (epilogue.h): the chain of elementwise nodes (elementwise.h) after it, each the only reader of the
+// value before it, none of those values a graph output: activations (Relu,
+// LeakyRelu, Clip, Sigmoid, Tanh, ...), an inference BatchNormalization
+// with runtime statistics, and arithmetic with another tensor (a residual
+// Add, a per-channel Mul). Their arithmetic is applied as the producer's
+// register tiles are stored, so its storage holds the chain's last value,
+// which a graph output is then computed straight into, and which a reader
+// reads as a plain load (a Gemm's input is then not copied first); no pass
+// over the producer's result is left. A node joins only where every other
+// input it reads is ready before the producer runs (a graph input, a
+// constant or the result of an earlier node); the producer's lowering drops
+// the rest of the chain at the first node whose other operand would
+// broadcast the result to a larger shape (fitted_epilogue), and a MatMul
+// with a 1-D operand drops all of it. A producer evaluated at compile time
+// gives its epilogue back (LoweringContext::unfuse_epilogue).
+//
+// A BatchNormalization after a conv with constant weights and parameters is
+// already part of the conv's weights and bias (the rewrite
+// fold_batch_norm_into_conv, run before lowering).
 #pragma once
 
 #include "lowering_context.h"
 
 namespace batchconv::compiler {
 
-// Marks every fused node in cx (LoweringContext::fused_activation /
-// is_fused).
+// Marks every epilogue in cx (LoweringContext::epilogue / is_fused).
 void plan_fusions(LoweringContext& cx);
 
 }  // namespace batchconv::compiler

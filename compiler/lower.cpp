@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "interpreter/interpreter.h"
@@ -254,12 +255,13 @@ bool fold_node(LoweringContext& cx, const ir::Node& n) {
 // non-float type (shapes, axes, indices) must be compile-time constants,
 // which the lowering reads as numbers. Ops without a schema (the project's
 // own domain) take float32 data only.
-void check_input_types(const LoweringContext& cx, const ir::Node& n) {
+// chained: n is in an epilogue; the values of its chain (not yet lowered, float) are skipped.
+void check_input_types(const LoweringContext& cx, const ir::Node& n, bool chained = false) {
   const onnx::OpSchema* schema =
       n.domain.empty() ? onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(cx.opset("")), "") : nullptr;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const ir::Value* v = n.inputs[k];
-    if (!v) continue;
+    if (!v || (chained && !cx.has(v))) continue;
     const LTensor* t = cx.optional_input(n, k);
     const ir::DType dt = t && t->constant ? t->constant->dtype : v->type.dtype;
     bool data = true;
@@ -297,7 +299,34 @@ void check_shapes(const LoweringContext& cx, const ir::Node& n) {
   }
 }
 
-void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::string>& used) {
+// The graph outputs whose own stage (a conv's storage, a compute_root or
+// inlined Func) the computation of another graph output reads. Such an
+// output is written through a copy: Halide loads a stage with aligned vector
+// loads wherever it stores it, and from a caller's buffer with 16-byte
+// alignment (malloc's) that was a crash (a Conv or Add output read by a
+// Sigmoid output).
+std::set<const ir::Value*> outputs_read_by_others(const LoweringContext& cx, const std::vector<ir::Value*>& outputs) {
+  std::vector<std::map<std::string, Halide::Internal::Function>> reads;
+  for (const ir::Value* v : outputs) {
+    const LTensor& t = cx.at(v);
+    reads.push_back(t.f.defined() ? Halide::Internal::find_transitive_calls(t.f.function())
+                                  : std::map<std::string, Halide::Internal::Function>{});
+  }
+  std::set<const ir::Value*> out;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const LTensor& t = cx.at(outputs[j]);
+    std::vector<std::string> own;
+    if (t.storage) own.push_back(t.storage->name());
+    if (t.f.defined()) own.push_back(t.f.name());
+    for (size_t k = 0; k < outputs.size(); ++k)
+      for (const std::string& name : own)
+        if (k != j && reads[k].count(name)) out.insert(outputs[j]);
+  }
+  return out;
+}
+
+// copy: write the output through a Func of its own (outputs_read_by_others).
+void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::string>& used, bool copy) {
   const LTensor& t = cx.at(v);
   OutputInfo o;
   o.onnx_name = v->name;
@@ -314,10 +343,10 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
     o.func = Func(cx.unique_c_name("f_out_" + v->name));
     o.func(vars) = t.f(halide_args(onnx));
     o.internal_extents = reversed(o.shape);
-  } else if (t.storage && unused(*t.storage)) {
+  } else if (t.storage && unused(*t.storage) && !copy) {
     o.func = *t.storage;  // computed straight into the caller's memory
     o.internal_extents = t.storage_extents;
-  } else if (!t.constant && unused(t.f) && t.f.defined()) {
+  } else if (!t.constant && unused(t.f) && t.f.defined() && !copy) {
     o.func = t.f;
     o.internal_extents = reversed(t.shape);
   } else {
@@ -433,7 +462,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   for (const ir::Node* n : g.topological_order()) {
     if (n->dead || cx.is_fused(n)) continue;
     if (fold_node(cx, *n)) {
-      cx.unfuse_activation(n);
+      cx.unfuse_epilogue(n);
       for (const ir::Value* v : n->outputs)
         if (v && cx.has(v)) check_size(cx, n, "output '" + v->name + "'", cx.at(v).shape);
       continue;
@@ -441,15 +470,18 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
     const OpLowering* lowering = find_op_lowering(n->domain, n->op_type);
     if (!lowering) cx.fail(*n, "unsupported op");
     check_input_types(cx, *n);
+    for (const ir::Node* e : cx.epilogue(n)) check_input_types(cx, *e, /*chained=*/true);
     try {
       (*lowering)(cx, *n);
     } catch (const Halide::CompileError& e) {
       cx.fail(*n, std::string("Halide: ") + e.what());
     }
     check_shapes(cx, *n);
+    for (const ir::Node* e : cx.epilogue(n)) check_shapes(cx, *e);
   }
   std::vector<std::string> used;
-  for (const ir::Value* v : g.outputs) lower_output(cx, v, used);
+  const std::set<const ir::Value*> copied = outputs_read_by_others(cx, g.outputs);
+  for (const ir::Value* v : g.outputs) lower_output(cx, v, used, copied.count(v) > 0);
   plan_layouts(cx);
 
   LoweredModel out;
@@ -464,6 +496,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.conv_schedules = cx.conv_schedules;
   out.conv_problems = cx.conv_problems;
   out.layout_explanations = cx.layout_explanations;
+  out.epilogues = cx.epilogue_lines;
   return out;
 }
 

@@ -35,6 +35,7 @@ struct LoweredModel {
   std::vector<std::string> conv_schedules;  // one line per conv: what scheduled it
   std::vector<std::pair<std::string, batchconv_gen::ConvProblem>> conv_problems;  // node, problem
   std::vector<std::string> layout_explanations;  // one line per conv: how its result is stored, and why
+  std::vector<std::string> epilogues;  // one line per conv, Gemm or MatMul with an epilogue: its nodes
 };
 
 // Binds symbolic or overridden input dims: name -> full shape. Fails (Error)

@@ -81,7 +81,7 @@ enum class LayoutPolicy {
 // result and of its input and then calls `schedule`.
 struct ConvStage {
   const ir::Node* node = nullptr;
-  const ir::Value* result = nullptr;  // what the graph reads: the conv's output, or its fused Relu's
+  const ir::Value* result = nullptr;  // what the graph reads: the conv's output, or its epilogue's last
   bool channels_family = false;       // the chooser's family is "channels" (CPU)
   bool gpu = false;
   bool lanes = false;                 // the lanes family (a channel-vector conv too)
@@ -109,6 +109,10 @@ struct LowerOptions {
   // ops_conv.cpp); false keeps the chooser's point as the runtime's kernels
   // have it (model-layouts --fit-rows=0 measures the difference).
   bool fit_rows = true;
+  // Epilogues (fusion_plan.h) of one Relu after a conv only, as the plan
+  // fused before it took elementwise chains (model-layouts --epilogues=relu
+  // measures the difference).
+  bool relu_epilogues_only = false;
 };
 
 class LoweringContext {
@@ -138,24 +142,35 @@ class LoweringContext {
   Halide::Func func(const ir::Node& n, const std::string& suffix = "");
   std::string unique_c_name(const std::string& base);
 
-  // Nodes lowered as part of another (a Relu fused into its conv), as the
-  // fusion plan (fusion_plan.h) decided: skipped by the graph walk.
-  void fuse_activation(const ir::Node* conv, const ir::Node* activation) {
-    fused_.insert(activation);
-    activations_[conv] = activation;
+  // Nodes lowered as part of another: a conv's epilogue, the elementwise
+  // nodes after it that run inside its stage, in order, as the fusion plan
+  // (fusion_plan.h) decided. They are skipped by the graph walk.
+  void fuse_epilogue(const ir::Node* conv, std::vector<const ir::Node*> chain) {
+    for (const ir::Node* n : chain) fused_.insert(n);
+    epilogues_[conv] = std::move(chain);
   }
-  // A conv evaluated at compile time keeps its activation a node of its own.
-  void unfuse_activation(const ir::Node* conv) {
-    if (auto it = activations_.find(conv); it != activations_.end()) {
-      fused_.erase(it->second);
-      activations_.erase(it);
+  // A conv evaluated at compile time keeps its epilogue nodes of their own.
+  void unfuse_epilogue(const ir::Node* conv) {
+    if (auto it = epilogues_.find(conv); it != epilogues_.end()) {
+      for (const ir::Node* n : it->second) fused_.erase(n);
+      epilogues_.erase(it);
     }
   }
+  // Keeps the first `keep` nodes of the epilogue of `conv`; the rest are
+  // lowered on their own.
+  void truncate_epilogue(const ir::Node* conv, size_t keep) {
+    auto it = epilogues_.find(conv);
+    if (it == epilogues_.end() || keep >= it->second.size()) return;
+    for (size_t k = keep; k < it->second.size(); ++k) fused_.erase(it->second[k]);
+    it->second.resize(keep);
+    if (keep == 0) epilogues_.erase(it);
+  }
   bool is_fused(const ir::Node* n) const { return fused_.count(n) > 0; }
-  // The activation fused into `conv`, or nullptr.
-  const ir::Node* fused_activation(const ir::Node* conv) const {
-    auto it = activations_.find(conv);
-    return it == activations_.end() ? nullptr : it->second;
+  // The epilogue of `conv` (empty if none).
+  const std::vector<const ir::Node*>& epilogue(const ir::Node* conv) const {
+    static const std::vector<const ir::Node*> none;
+    auto it = epilogues_.find(conv);
+    return it == epilogues_.end() ? none : it->second;
   }
 
   std::vector<ParamInfo> inputs, weights;
@@ -168,6 +183,8 @@ class LoweringContext {
   std::vector<ConvStage> conv_stages;
   // One line per conv: the layout its result is stored in and why.
   std::vector<std::string> layout_explanations;
+  // One line per conv, Gemm or MatMul with an epilogue: the nodes it computes as it stores its result.
+  std::vector<std::string> epilogue_lines;
 
  private:
   const ir::Model& model_;
@@ -176,7 +193,7 @@ class LoweringContext {
   std::map<const ir::Value*, LTensor> values_;
   std::set<std::string> names_;
   std::set<const ir::Node*> fused_;
-  std::map<const ir::Node*, const ir::Node*> activations_;
+  std::map<const ir::Node*, std::vector<const ir::Node*>> epilogues_;
 };
 
 // ---- helpers shared by the op lowerings (lowering_util.cpp) ----

@@ -22,6 +22,7 @@
 #include "conv_tuning.h"
 #include "target_facts.h"
 #include "ir/conv_window.h"
+#include "epilogue.h"
 #include "ops.h"
 
 namespace batchconv::compiler {
@@ -174,11 +175,19 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   const LTensor* bias = cx.optional_input(n, 2);
   const bool two_d = s.spatial == 2;
 
-  // A Relu the fusion plan (fusion_plan.h) put inside this conv: its value
-  // is the conv's storage, so a Conv -> Relu graph output is still written in place.
-  const ir::Value* result = n.outputs[0];
-  const ir::Node* relu = cx.fused_activation(&n);
-  if (relu) result = relu->outputs[0];
+  // Back to ONNX order: (B,) N, C, (H,) W.
+  std::vector<int64_t> shape;
+  if (batched) shape.push_back(s.B);
+  shape.push_back(s.N);
+  shape.push_back(s.cout);
+  if (two_d) shape.push_back(s.out_h);
+  shape.push_back(s.out_w);
+
+  // The epilogue the fusion plan (fusion_plan.h) put inside this conv: its
+  // last value is the conv's storage, so a Conv -> ... -> Relu graph output
+  // is still written in place.
+  const Epilogue epilogue = fitted_epilogue(cx, n, shape);
+  const ir::Value* result = epilogue.result(n);
   // The project's one chooser picks the family and point for this conv, or
   // a tuning database's record of its shape does. The problem is keyed as
   // the runtime keys a call (conv_path.cpp): NCHW activations.
@@ -295,11 +304,20 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   geo.cin_g = i32(s.cin_g);
   geo.cout_g = i32(s.cout_g);
   batchconv_gen::ConvFuncs f = batchconv_gen::define_conv(
-      in6, w6, b3, geo, Halide::Internal::make_bool(relu != nullptr), /*clamp_channels=*/!channels && !lanes,
+      in6, w6, b3, geo, Halide::Internal::make_bool(false), /*clamp_channels=*/!channels && !lanes,
       /*input_block=*/blocked ? facts.vector_floats : 0);
   const batchconv_gen::ConvVars& v = f.v;
   Func out6(cx.unique_c_name("f_" + n.name + "_conv"));
-  out6(v.x, v.y, v.c, v.g, v.n, v.b) = f.output(v.x, v.y, v.c, v.g, v.n, v.b);
+  {
+    // The epilogue's arithmetic on each value as it is stored.
+    std::vector<Expr> at;
+    if (batched) at.push_back(v.b);
+    at.push_back(v.n);
+    at.push_back(s.G == 1 ? Expr(v.c) : v.g * i32(s.cout_g) + v.c);
+    if (two_d) at.push_back(v.y);
+    at.push_back(v.x);
+    out6(v.x, v.y, v.c, v.g, v.n, v.b) = epilogue.apply(cx, f.output(v.x, v.y, v.c, v.g, v.n, v.b), shape, at);
+  }
   out6.compute_root();
   // Scheduled once plan_layouts (layout_plan.cpp) has chosen how this
   // result and the input are stored.
@@ -341,13 +359,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   };
   cx.conv_stages.push_back(std::move(stage));
 
-  // Back to ONNX order: (B,) N, C, (H,) W.
-  std::vector<int64_t> shape;
-  if (batched) shape.push_back(s.B);
-  shape.push_back(s.N);
-  shape.push_back(s.cout);
-  if (two_d) shape.push_back(s.out_h);
-  shape.push_back(s.out_w);
+  // Back to ONNX order.
   std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
   std::vector<Expr> idx = onnx_index(vars);
   const int lead = batched ? 1 : 0;
@@ -359,10 +371,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   LTensor t = make_tensor(val, shape);
   t.storage = out6;
   t.storage_extents = {s.out_w, s.out_h, s.cout_g, s.G, s.N, s.B};
-  // With a fused Relu the conv's own value is the Relu's too: its only
-  // reader is that Relu, which is skipped.
-  if (relu) cx.define(n.outputs[0], t);
-  cx.define(result, std::move(t));
+  epilogue.define(cx, n, t);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Ops that reduce: MatMul, Gemm, MaxPool, AveragePool, GlobalAveragePool,
 // Softmax, LogSoftmax. Each is compute_root; MatMul and Gemm take the
+// epilogue the fusion plan gave them and the
 // batched-linear generator's register-tiled CPU schedule
 // (generators/linear_schedule_cpu.h), the others are vectorised along
 // their innermost dimension and parallel over the others
@@ -9,6 +10,7 @@
 #include <cmath>
 
 #include "ir/conv_window.h"
+#include "epilogue.h"
 #include "linear_chooser.h"
 #include "linear_schedule_cpu.h"
 #include "ops.h"
@@ -52,11 +54,12 @@ void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, 
 // operands: the rows Func acc reads and the weights (linear_schedule_cpu.h);
 // on a CPU the chooser (linear_chooser.h) decides, with this target's facts,
 // which of them each task copies into panels; on a GPU both are inlined.
+// The epilogue (fusion_plan.h) is applied to each value as it is stored.
 Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::vector<Var>& vars,
                  const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t k, int64_t cols,
-                 const batchconv_gen::LinearOperands& operands) {
+                 const batchconv_gen::LinearOperands& operands, const Epilogue& epilogue) {
   Func f = cx.func(n);
-  f(vars) = acc(vars);
+  f(vars) = epilogue.apply(cx, acc(vars), shape, onnx_index(vars));
   if (cx.target().has_gpu_feature()) {
     schedule_reduction(acc, reversed(shape), cx.target());
     schedule_reduction(f, reversed(shape), cx.target());
@@ -96,6 +99,12 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   std::vector<int64_t> full = batch;
   full.push_back(M);
   full.push_back(N);
+  std::vector<int64_t> shape = batch;
+  if (a.rank() > 1) shape.push_back(M);
+  if (b.rank() > 1) shape.push_back(N);
+  // An epilogue only where the result is the root Func itself (no 1-D operand).
+  if (shape != full) cx.truncate_epilogue(&n, 0);
+  const Epilogue epilogue = fitted_epilogue(cx, n, full);
   std::vector<Var> vars = make_vars(static_cast<int>(full.size()));
   std::vector<Expr> idx = onnx_index(vars);
   RDom r(0, i32(K), "k");
@@ -122,13 +131,10 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   acc(vars) += rows(row_call) * operand(b, bs, r, idx[batch.size() + 1], false);
   // B's column is its Func's first argument (none for a 1-D B).
   batchconv_gen::LinearOperands operands{rows, b.rank() > 1 ? b.f : Func(), 0};
-  Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands);
+  Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands, epilogue);
   LTensor t = make_tensor(f, full);
-  std::vector<int64_t> shape = batch;
-  if (a.rank() > 1) shape.push_back(M);
-  if (b.rank() > 1) shape.push_back(N);
   if (shape == full) {
-    cx.define(n.outputs[0], std::move(t));
+    epilogue.define(cx, n, t);
   } else {
     // Drop the unit dims of 1-D operands: a view of the root Func.
     std::vector<Var> v2 = make_vars(static_cast<int>(shape.size()));
@@ -156,6 +162,7 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
   if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b.shape));
   const std::vector<int64_t> shape{M, N};
+  const Epilogue epilogue = fitted_epilogue(cx, n, shape);
   if (c) {
     try {
       if (broadcast_shapes(c->shape, shape) != shape) throw std::invalid_argument("");
@@ -176,8 +183,8 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   acc(x, y) += alpha * rows(r, y) * bv;
   // B's column is its Func's first argument, its second when transposed.
   batchconv_gen::LinearOperands operands{rows, b.f, tb ? 1 : 0};
-  Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands);
-  cx.define(n.outputs[0], make_tensor(f, shape));
+  Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands, epilogue);
+  epilogue.define(cx, n, make_tensor(f, shape));
 }
 
 struct Window {
