@@ -126,7 +126,8 @@ class SgemmPeer {
     for (size_t k = 0; k < spec_.gemms.size(); ++k) {
       const GemmLayer& g = spec_.gemms[k];
       float* o = k + 1 == spec_.gemms.size() ? y : out_[k].data();
-      dnnl_sgemm('N', 'N', g.rows, g.n, g.k, 1.0f, in, g.k, w_[k].data(), g.n, 0.0f, o, g.n);
+      dnnl_sgemm('N', g.trans_b ? 'T' : 'N', g.rows, g.n, g.k, 1.0f, in, g.k, w_[k].data(), g.trans_b ? g.k : g.n,
+                 0.0f, o, g.n);
       const float* b = b_[k].data();
       const int64_t n = g.n;
       const bool relu = g.relu;

@@ -141,10 +141,24 @@ ModelSpec mlp() {
   return m;
 }
 
+// The same MLP as PyTorch's Linear layers export it: Gemm transB = 1, weights (out, in).
+ModelSpec mlp_linear() {
+  const int64_t N = 256, D = 1024, O = 10;
+  std::ostringstream t;
+  t << kHeader << "g (float[" << dims({N, D}) << "] x, float[" << dims({D, D}) << "] w0, float[" << D
+    << "] b0, float[" << dims({D, D}) << "] w1, float[" << D << "] b1, float[" << dims({O, D}) << "] w2, float[" << O
+    << "] b2) => (float[" << dims({N, O}) << "] y) {\n"
+    << "  h0 = Gemm<transB = 1>(x, w0, b0)\n  r0 = Relu(h0)\n  h1 = Gemm<transB = 1>(r0, w1, b1)\n  r1 = Relu(h1)\n"
+    << "  y = Gemm<transB = 1>(r1, w2, b2)\n}\n";
+  ModelSpec m{"mlp_linear", "the MLP as PyTorch's Linear exports it (Gemm transB = 1, weights (out, in))", t.str(), 1, {}, {}};
+  m.gemms = {{N, D, D, true, true}, {N, D, D, true, true}, {N, D, O, false, true}};
+  return m;
+}
+
 }  // namespace
 
 std::vector<ModelSpec> benchmark_models() {
-  return {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp()};
+  return {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp(), mlp_linear()};
 }
 
 }  // namespace model_layouts

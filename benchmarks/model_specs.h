@@ -25,6 +25,7 @@ struct PeerLayer {
 struct GemmLayer {
   int64_t rows, k, n;
   bool relu;
+  bool trans_b = false;  // weights (n, k), as PyTorch's Linear exports them (Gemm transB = 1)
 };
 
 struct ModelSpec {

@@ -149,18 +149,39 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   }
 }
 
+// B (N, K) of a transposed Gemm, baked in, as (K, N): transposed once here.
+LTensor transposed_constant(LoweringContext& cx, const ir::Node& n, const ir::Tensor& b) {
+  const int64_t rows = b.shape[0], cols = b.shape[1];
+  ir::Tensor t;
+  t.shape = {cols, rows};
+  t.f.resize(b.f.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t.f[static_cast<size_t>(c * rows + r)] = b.f[static_cast<size_t>(r * cols + c)];
+  return constant_tensor(t, cx.unique_c_name("c_" + n.name + "_bt"));
+}
+
 void gemm(LoweringContext& cx, const ir::Node& n) {
   const LTensor a = materialize(cx, n, cx.input(n, 0), "a");
-  const LTensor b = materialize(cx, n, cx.input(n, 1), "b");
+  LTensor b = materialize(cx, n, cx.input(n, 1), "b");
   const LTensor* c = cx.optional_input(n, 2);
   if (a.rank() != 2 || b.rank() != 2) cx.fail(n, "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const bool ta = n.attr_int("transA", 0) != 0;
+  bool tb = n.attr_int("transB", 0) != 0;
+  const std::vector<int64_t> b_shape = b.shape;  // as the model has it, for messages
+  // PyTorch's Linear exports transB = 1 with B (N, K): baked in, B is stored
+  // (K, N) instead, so the CPU tiles' panels (linear_schedule_cpu.h) are dense
+  // copies of rows of B rather than transposing gathers.
+  if (tb && b.rank() == 2 && b.constant && b.constant->is_float() &&
+      static_cast<int64_t>(b.constant->f.size()) == b.numel() && !cx.target().has_gpu_feature()) {
+    b = transposed_constant(cx, n, *b.constant);
+    tb = false;
+  }
   const ir::Attribute* al = n.attr("alpha");
   const ir::Attribute* be = n.attr("beta");
   const float alpha = al ? al->f : 1.0f, beta = be ? be->f : 1.0f;
   const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
   const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
-  if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b.shape));
+  if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b_shape));
   const std::vector<int64_t> shape{M, N};
   const Epilogue epilogue = fitted_epilogue(cx, n, shape);
   if (c) {

@@ -152,6 +152,29 @@ g (float[20, 520] a, float[520, 530] b, float[530, 520] bt, float[530] c, float[
 })");
 }
 
+// A baked initializer "float[r, c] name = {...}" of uniform random values in [-1, 1].
+std::string baked(const std::string& name, int64_t rows, int64_t cols) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::ostringstream v;
+  v << "float[" << rows << ", " << cols << "] " << name << " = {";
+  for (int64_t k = 0; k < rows * cols; ++k) v << (k ? "," : "") << u(rng);
+  return v.str() + "}";
+}
+
+// Gemm with transB = 1 and B baked in (PyTorch's Linear), which the compiler
+// stores transposed: with transA, alpha and beta; rows of two vectors and
+// more (the panels of both operands); fewer columns than a vector.
+TEST(Lowering, GemmWithBakedTransposedB) {
+  expect_matches_interpreter(std::string(kHeader) + "g (float[7, 5] a, float[9] c, float[20, 520] d) => "
+                             "(float[5, 9] y, float[20, 530] z, float[20, 7] u) <" + baked("b", 9, 7) + ", " +
+                             baked("bt", 530, 520) + ", " + baked("wt", 7, 520) + R"(> {
+  y = Gemm<transA = 1, transB = 1, alpha = 0.5, beta = 2.0>(a, b, c)
+  z = Gemm<transB = 1>(d, bt)
+  u = Gemm<transB = 1>(d, wt)
+})");
+}
+
 // A conv with constant inputs is evaluated at compile time; the Relu the
 // fusion plan had put inside it is then lowered on its own.
 TEST(Lowering, FoldedConvKeepsItsRelu) {
