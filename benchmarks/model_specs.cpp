@@ -127,38 +127,30 @@ ModelSpec seed1() {
   return m;
 }
 
-// An MLP: three Gemms with ReLU between them (a classifier head's shapes).
-ModelSpec mlp() {
+// An MLP: three Gemms with ReLU between them (a classifier head's shapes);
+// trans_b: as PyTorch's Linear layers export it (Gemm transB = 1, weights (out, in)).
+ModelSpec mlp(bool trans_b) {
   const int64_t N = 256, D = 1024, O = 10;
+  const std::string gemm = trans_b ? "Gemm<transB = 1>" : "Gemm";
   std::ostringstream t;
   t << kHeader << "g (float[" << dims({N, D}) << "] x, float[" << dims({D, D}) << "] w0, float[" << D
-    << "] b0, float[" << dims({D, D}) << "] w1, float[" << D << "] b1, float[" << dims({D, O}) << "] w2, float[" << O
-    << "] b2) => (float[" << dims({N, O}) << "] y) {\n"
-    << "  h0 = Gemm(x, w0, b0)\n  r0 = Relu(h0)\n  h1 = Gemm(r0, w1, b1)\n  r1 = Relu(h1)\n"
-    << "  y = Gemm(r1, w2, b2)\n}\n";
-  ModelSpec m{"mlp", "256 rows, 1024 -> 1024 -> 1024 -> 10, Gemm + ReLU", t.str(), 1, {}, {}};
-  m.gemms = {{N, D, D, true}, {N, D, D, true}, {N, D, O, false}};
-  return m;
-}
-
-// The same MLP as PyTorch's Linear layers export it: Gemm transB = 1, weights (out, in).
-ModelSpec mlp_linear() {
-  const int64_t N = 256, D = 1024, O = 10;
-  std::ostringstream t;
-  t << kHeader << "g (float[" << dims({N, D}) << "] x, float[" << dims({D, D}) << "] w0, float[" << D
-    << "] b0, float[" << dims({D, D}) << "] w1, float[" << D << "] b1, float[" << dims({O, D}) << "] w2, float[" << O
-    << "] b2) => (float[" << dims({N, O}) << "] y) {\n"
-    << "  h0 = Gemm<transB = 1>(x, w0, b0)\n  r0 = Relu(h0)\n  h1 = Gemm<transB = 1>(r0, w1, b1)\n  r1 = Relu(h1)\n"
-    << "  y = Gemm<transB = 1>(r1, w2, b2)\n}\n";
-  ModelSpec m{"mlp_linear", "the MLP as PyTorch's Linear exports it (Gemm transB = 1, weights (out, in))", t.str(), 1, {}, {}};
-  m.gemms = {{N, D, D, true, true}, {N, D, D, true, true}, {N, D, O, false, true}};
+    << "] b0, float[" << dims({D, D}) << "] w1, float[" << D << "] b1, float["
+    << (trans_b ? dims({O, D}) : dims({D, O})) << "] w2, float[" << O << "] b2) => (float[" << dims({N, O})
+    << "] y) {\n"
+    << "  h0 = " << gemm << "(x, w0, b0)\n  r0 = Relu(h0)\n  h1 = " << gemm << "(r0, w1, b1)\n  r1 = Relu(h1)\n"
+    << "  y = " << gemm << "(r1, w2, b2)\n}\n";
+  ModelSpec m{trans_b ? "mlp_linear" : "mlp",
+              trans_b ? "the MLP as PyTorch's Linear exports it (Gemm transB = 1, weights (out, in))"
+                      : "256 rows, 1024 -> 1024 -> 1024 -> 10, Gemm + ReLU",
+              t.str(), 1, {}, {}};
+  m.gemms = {{N, D, D, true, trans_b}, {N, D, D, true, trans_b}, {N, D, O, false, trans_b}};
   return m;
 }
 
 }  // namespace
 
 std::vector<ModelSpec> benchmark_models() {
-  return {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp(), mlp_linear()};
+  return {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp(false), mlp(true)};
 }
 
 }  // namespace model_layouts
