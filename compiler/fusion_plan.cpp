@@ -24,7 +24,9 @@ void plan_fusions(LoweringContext& cx) {
     if (n.dead || !is_producer(n) || n.outputs.empty() || !n.outputs[0]) continue;
     // Ready before the producer runs.
     auto ready = [&](const ir::Value* v) {
-      return !v || v->constant || !v->producer || position.at(v->producer) < at;
+      if (!v || v->constant || !v->producer) return true;
+      auto p = position.find(v->producer);
+      return p != position.end() && p->second < at;
     };
     std::vector<const ir::Node*> chain;
     const ir::Value* value = n.outputs[0];
