@@ -185,6 +185,29 @@ class DepthwiseSeparable(nn.Module):
         return torch.relu(self.pw(torch.relu(self.dw(x))))
 
 
+class CnnFeatures(nn.Module):
+    """A small classifier returning its features beside its logits: conv, BN (which the exporter folds
+    into the conv in eval mode), ReLU, pool, Linear + ReLU (the features, an output the last Linear
+    reads), Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc1 = nn.Linear(8 * 4 * 4, 16)
+        self.fc2 = nn.Linear(16, 5)
+        with torch.no_grad():  # statistics as after training, not the initial 0 / 1
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        h = F.max_pool2d(torch.relu(self.bn(self.conv(x))), 2)
+        features = torch.relu(self.fc1(torch.flatten(h, 1)))
+        return features, self.fc2(features)
+
+
 def cases():
     """(name, module, example inputs[, dynamic batch])."""
     return [
@@ -207,6 +230,7 @@ def cases():
         ("conv_stack", ConvStack(), (torch.randn(2, 8, 10, 12),)),
         ("resnext_block", ResNeXtBlock(), (torch.randn(2, 64, 7, 9),)),
         ("dw_separable", DepthwiseSeparable(), (torch.randn(2, 32, 9, 8),)),
+        ("cnn_features", CnnFeatures(), (torch.randn(2, 3, 8, 8),)),
         # Append new cases here: all cases draw from one random stream, so inserting one earlier
         # would change the data of every model after it.
     ]
