@@ -8,6 +8,7 @@
 
 #include "interpreter/interpreter.h"
 #include "fusion_plan.h"
+#include "graph_edges.h"
 #include "layout_plan.h"
 #include "onnx/onnx_io.h"
 #include "ops.h"
@@ -24,23 +25,6 @@ namespace {
 // Elements above which a node with constant inputs is lowered instead of
 // being evaluated at compile time.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 22;
-
-std::vector<int64_t> reversed(std::vector<int64_t> s) {
-  std::reverse(s.begin(), s.end());
-  return s;
-}
-
-// Dense row-major constraints on a buffer whose dims are `halide_extents`
-// (innermost first): static shapes make Halide check every call and fold
-// all index arithmetic.
-void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents) {
-  int64_t stride = 1;
-  for (size_t k = 0; k < halide_extents.size(); ++k) {
-    p.dim(int(k)).set_bounds(0, static_cast<int32_t>(halide_extents[k]));
-    p.dim(int(k)).set_stride(static_cast<int32_t>(stride));
-    stride *= halide_extents[k];
-  }
-}
 
 std::string dims_of(const std::vector<ir::Dim>& d) {
   std::string s = "(";
@@ -61,74 +45,6 @@ void check_size(const LoweringContext& cx, const ir::Node* n, const std::string&
                           ", beyond Halide's 32-bit indexing";
   if (n) cx.fail(*n, msg);
   throw Error(cx.origin() + ": " + msg);
-}
-
-// A channels-last edge (--edge-layout name=nhwc): the permutation from the
-// caller's dims to ONNX's, perm[k] = the ONNX dim of the caller's dim k
-// ((N, H, W, C) or (N, W, C)); "NHWC" / "NWC" in *layout. Throws naming the
-// tensor when its rank has no channels-last form.
-std::vector<int> channels_last_perm(const LoweringContext& cx, const std::string& what, const std::string& name,
-                                    const std::vector<int64_t>& shape, std::string* layout) {
-  if (shape.size() == 4) {
-    *layout = "NHWC";
-    return {0, 2, 3, 1};
-  }
-  if (shape.size() == 3) {
-    *layout = "NWC";
-    return {0, 2, 1};
-  }
-  throw Error(cx.origin() + ": --edge-layout " + name + "=nhwc: " + what + " '" + name + "' has shape " +
-              shape_str(shape) + "; a channels-last edge needs a 4-D (N, C, H, W) or 3-D (N, C, W) tensor");
-}
-
-std::vector<int64_t> permuted(const std::vector<int64_t>& s, const std::vector<int>& perm) {
-  std::vector<int64_t> out;
-  for (int p : perm) out.push_back(s[static_cast<size_t>(p)]);
-  return out;
-}
-
-void lower_input(LoweringContext& cx, const ir::Value* v) {
-  if (v->type.dtype != ir::DType::Float) {
-    throw Error(cx.origin() + ": input '" + v->name + "' has type " + ir::dtype_name(v->type.dtype) +
-                "; only float32 inputs are supported");
-  }
-  std::vector<int64_t> shape;
-  for (const ir::Dim& d : *v->type.shape) shape.push_back(d.value);
-  ParamInfo info;
-  info.onnx_name = v->name;
-  info.c_name = cx.unique_c_name(v->name);
-  std::vector<int> perm;
-  if (cx.options().channels_last_edges.count(v->name)) perm = channels_last_perm(cx, "input", v->name, shape, &info.layout);
-  info.shape = perm.empty() ? shape : permuted(shape, perm);
-  info.param = Halide::ImageParam(Halide::Float(32), static_cast<int>(shape.size()), info.c_name);
-  constrain_dense(info.param, reversed(info.shape));
-  std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
-  Func f(cx.unique_c_name("f_in_" + v->name));
-  if (perm.empty()) {
-    f(vars) = info.param(std::vector<Expr>(vars.begin(), vars.end()));
-  } else {
-    // The caller's dim k is ONNX dim perm[k]; both index lists in ONNX order, reversed for Halide.
-    std::vector<Expr> onnx = onnx_index(vars), caller;
-    for (int p : perm) caller.push_back(onnx[static_cast<size_t>(p)]);
-    f(vars) = info.param(halide_args(caller));
-    const int vec = cx.target().natural_vector_size<float>();
-    if (!cx.target().has_gpu_feature()) {
-      // Read once into NCHW, in tiles (channels-last reads, x-vector writes).
-      f.compute_root();
-      Var c = vars[vars.size() - 2], x = vars[0];
-      if (shape.size() == 4) {
-        Var xi("xi"), ci("ci");
-        f.tile(x, c, xi, ci, vec, vec, Halide::TailStrategy::GuardWithIf).vectorize(xi).unroll(ci);
-        f.parallel(vars[1]);  // rows
-      } else {
-        f.vectorize(x, vec, Halide::TailStrategy::GuardWithIf).parallel(c);
-      }
-    } else {
-      schedule_reduction(f, reversed(shape), cx.target());
-    }
-  }
-  cx.define(v, make_tensor(f, shape));
-  cx.inputs.push_back(std::move(info));
 }
 
 // An ImageParam weight argument and the Func reading it.
@@ -299,73 +215,6 @@ void check_shapes(const LoweringContext& cx, const ir::Node& n) {
   }
 }
 
-// The graph outputs whose own stage (a conv's storage, a compute_root or
-// inlined Func) the computation of another graph output reads. Such an
-// output is written through a copy: Halide loads a stage with aligned vector
-// loads wherever it stores it, and from a caller's buffer with 16-byte
-// alignment (malloc's) that was a crash (a Conv or Add output read by a
-// Sigmoid output).
-std::set<const ir::Value*> outputs_read_by_others(const LoweringContext& cx, const std::vector<ir::Value*>& outputs) {
-  std::vector<std::map<std::string, Halide::Internal::Function>> reads;
-  for (const ir::Value* v : outputs) {
-    const LTensor& t = cx.at(v);
-    reads.push_back(t.f.defined() ? Halide::Internal::find_transitive_calls(t.f.function())
-                                  : std::map<std::string, Halide::Internal::Function>{});
-  }
-  std::set<const ir::Value*> out;
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    const LTensor& t = cx.at(outputs[j]);
-    std::vector<std::string> own;
-    if (t.storage) own.push_back(t.storage->name());
-    if (t.f.defined()) own.push_back(t.f.name());
-    for (size_t k = 0; k < outputs.size(); ++k)
-      for (const std::string& name : own)
-        if (k != j && reads[k].count(name)) out.insert(outputs[j]);
-  }
-  return out;
-}
-
-// copy: write the output through a Func of its own (outputs_read_by_others).
-void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::string>& used, bool copy) {
-  const LTensor& t = cx.at(v);
-  OutputInfo o;
-  o.onnx_name = v->name;
-  o.c_name = cx.unique_c_name(v->name);
-  o.shape = t.shape;
-  auto unused = [&](const Func& f) { return std::find(used.begin(), used.end(), f.name()) == used.end(); };
-  if (cx.options().channels_last_edges.count(v->name)) {
-    // Written channels-last: the caller's dim k is ONNX dim perm[k].
-    const std::vector<int> perm = channels_last_perm(cx, "output", v->name, t.shape, &o.layout);
-    o.shape = permuted(t.shape, perm);
-    std::vector<Var> vars = make_vars(t.rank());
-    std::vector<Expr> caller = onnx_index(vars), onnx(caller.size());
-    for (size_t k = 0; k < perm.size(); ++k) onnx[static_cast<size_t>(perm[k])] = caller[k];
-    o.func = Func(cx.unique_c_name("f_out_" + v->name));
-    o.func(vars) = t.f(halide_args(onnx));
-    o.internal_extents = reversed(o.shape);
-  } else if (t.storage && unused(*t.storage) && !copy) {
-    o.func = *t.storage;  // computed straight into the caller's memory
-    o.internal_extents = t.storage_extents;
-  } else if (!t.constant && unused(t.f) && t.f.defined() && !copy) {
-    o.func = t.f;
-    o.internal_extents = reversed(t.shape);
-  } else {
-    std::vector<Var> vars = make_vars(t.rank());
-    o.func = Func(cx.unique_c_name("f_out_" + v->name));
-    o.func(vars) = t.f(std::vector<Expr>(vars.begin(), vars.end()));
-    o.internal_extents = reversed(t.shape);
-  }
-  used.push_back(o.func.name());
-  // An output that is not already a scheduled stage (a conv's storage, a
-  // reduction) is computed by its own loops: parallel and vectorised, or
-  // on the GPU, like a reduction's.
-  Halide::LoopLevel level = o.func.function().schedule().compute_level();
-  level.lock();  // (compute_root and compute_at replace the level; locking this one changes nothing)
-  if (!level.is_root()) schedule_reduction(o.func, o.internal_extents, cx.target());
-  constrain_dense(o.func.output_buffer(), o.internal_extents);
-  cx.outputs.push_back(std::move(o));
-}
-
 }  // namespace
 
 void bind_input_shapes(ir::Model& model, const std::string& origin,
@@ -479,9 +328,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
     check_shapes(cx, *n);
     for (const ir::Node* e : cx.epilogue(n)) check_shapes(cx, *e);
   }
-  std::vector<std::string> used;
-  const std::set<const ir::Value*> copied = outputs_read_by_others(cx, g.outputs);
-  for (const ir::Value* v : g.outputs) lower_output(cx, v, used, copied.count(v) > 0);
+  lower_outputs(cx, g.outputs);
   plan_layouts(cx);
 
   LoweredModel out;

@@ -227,4 +227,18 @@ void schedule_reduction(Func f, const std::vector<int64_t>& ext, const Halide::T
   for (int k = 0; k < f.num_update_definitions(); ++k) apply(f.update(k));
 }
 
+std::vector<int64_t> reversed(std::vector<int64_t> s) {
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents) {
+  int64_t stride = 1;
+  for (size_t k = 0; k < halide_extents.size(); ++k) {
+    p.dim(int(k)).set_bounds(0, static_cast<int32_t>(halide_extents[k]));
+    p.dim(int(k)).set_stride(static_cast<int32_t>(stride));
+    stride *= halide_extents[k];
+  }
+}
+
 }  // namespace batchconv::compiler

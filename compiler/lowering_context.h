@@ -219,6 +219,12 @@ std::string shape_str(const std::vector<int64_t>& s);
 int64_t normalize_axis(const LoweringContext& cx, const ir::Node& n, int64_t axis, int64_t rank);
 // Row-major element count.
 int64_t numel(const std::vector<int64_t>& s);
+// An ONNX-order shape as Halide's extents (innermost first), and back.
+std::vector<int64_t> reversed(std::vector<int64_t> s);
+// Dense row-major constraints on a buffer whose dims are `halide_extents`
+// (innermost first): static shapes make Halide check every call and fold
+// all index arithmetic.
+void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents);
 
 // Schedules a Func that reduces (pool, softmax, matmul...): compute_root,
 // vectorised along its innermost dimension when wide enough, parallel over

@@ -26,11 +26,6 @@ using Halide::Var;
 
 Expr i32(int64_t v) { return Expr(static_cast<int32_t>(v)); }
 
-std::vector<int64_t> reversed(std::vector<int64_t> s) {
-  std::reverse(s.begin(), s.end());
-  return s;
-}
-
 // A compute_root copy of t when reading it is not cheap.
 LTensor materialize(LoweringContext& cx, const ir::Node& n, const LTensor& t, const std::string& suffix) {
   if (t.cheap) return t;
