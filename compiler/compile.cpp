@@ -267,6 +267,7 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   auto add_layouts = [&](const LoweredModel& m, const Halide::Target& t) {
     for (const std::string& l : m.layout_explanations) summary.layouts.push_back(tuning_target_name(t) + ": " + l);
     for (const std::string& l : m.epilogues) summary.epilogues.push_back(tuning_target_name(t) + ": " + l);
+    for (const std::string& l : m.linear_weights) summary.linear_weights.push_back(tuning_target_name(t) + ": " + l);
   };
   add_layouts(lowered, targets.front());
   // With a tuning database every variant is lowered here too, so that a

@@ -344,6 +344,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.conv_problems = cx.conv_problems;
   out.layout_explanations = cx.layout_explanations;
   out.epilogues = cx.epilogue_lines;
+  out.linear_weights = cx.weight_lines;
   return out;
 }
 

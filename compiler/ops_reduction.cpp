@@ -8,11 +8,13 @@
 // materialised first so the reduction does not recompute them.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "ir/conv_window.h"
 #include "epilogue.h"
 #include "linear_chooser.h"
 #include "linear_schedule_cpu.h"
+#include "linear_weights.h"
 #include "ops.h"
 #include "target_facts.h"
 
@@ -37,6 +39,11 @@ LTensor materialize(LoweringContext& cx, const ir::Node& n, const LTensor& t, co
   return out;
 }
 
+// A tensor whose float data is baked in.
+bool baked_float(const LTensor& t) {
+  return t.constant && t.constant->is_float() && static_cast<int64_t>(t.constant->f.size()) == t.numel();
+}
+
 void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, std::vector<int64_t> shape) {
   schedule_reduction(f, reversed(shape), cx.target());
   cx.define(n.outputs[output], make_tensor(f, std::move(shape)));
@@ -53,6 +60,7 @@ void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, 
 Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::vector<Var>& vars,
                  const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t k, int64_t cols,
                  const batchconv_gen::LinearOperands& operands, const Epilogue& epilogue) {
+  // operands.weights undefined: B is baked in as panels (linear_weights.h), read in place.
   Func f = cx.func(n);
   f(vars) = epilogue.apply(cx, acc(vars), shape, onnx_index(vars));
   if (cx.target().has_gpu_feature()) {
@@ -66,7 +74,7 @@ Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::ve
   const int64_t rows = shape[shape.size() - 2];
   const batchconv_gen::LinearPanels panels = batchconv_gen::choose_linear_panels(rows, k, cols, facts);
   batchconv_gen::LinearOperands chosen;
-  if (panels != batchconv_gen::LinearPanels::None) {
+  if (panels != batchconv_gen::LinearPanels::None && operands.weights.defined()) {
     chosen.weights = operands.weights;
     chosen.column_arg = operands.column_arg;
   }
@@ -123,9 +131,15 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   rows(row_args) = operand(a, as, row, k, true);
   Func acc = cx.func(n, "acc");
   acc(vars) = 0.0f;
-  acc(vars) += rows(row_call) * operand(b, bs, r, idx[batch.size() + 1], false);
-  // B's column is its Func's first argument (none for a 1-D B).
-  batchconv_gen::LinearOperands operands{rows, b.rank() > 1 ? b.f : Func(), 0};
+  // A baked 2-D B: stored as the CPU tiles read it (linear_weights.h).
+  std::optional<LinearWeights> baked;
+  if (b.rank() == 2 && baked_float(b) && !cx.target().has_gpu_feature())
+    baked = baked_linear_weights(cx, n, *b.constant, false, batchconv_gen::target_facts(cx.target()));
+  const Expr col = idx[batch.size() + 1];
+  acc(vars) += rows(row_call) * (baked ? baked->at(r, col) : operand(b, bs, r, col, false));
+  // B's column is its Func's first argument (none for a 1-D B or panels).
+  batchconv_gen::LinearOperands operands{rows, b.rank() > 1 && !baked ? b.f : Func(), 0};
+  if (baked && baked->width == 0) operands.weights = baked->tensor.f;
   Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands, epilogue);
   LTensor t = make_tensor(f, full);
   if (shape == full) {
@@ -144,39 +158,23 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   }
 }
 
-// B (N, K) of a transposed Gemm, baked in, as (K, N): transposed once here.
-LTensor transposed_constant(LoweringContext& cx, const ir::Node& n, const ir::Tensor& b) {
-  const int64_t rows = b.shape[0], cols = b.shape[1];
-  ir::Tensor t;
-  t.shape = {cols, rows};
-  t.f.resize(b.f.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) t.f[static_cast<size_t>(c * rows + r)] = b.f[static_cast<size_t>(r * cols + c)];
-  return constant_tensor(t, cx.unique_c_name("c_" + n.name + "_bt"));
-}
-
 void gemm(LoweringContext& cx, const ir::Node& n) {
   const LTensor a = materialize(cx, n, cx.input(n, 0), "a");
-  LTensor b = materialize(cx, n, cx.input(n, 1), "b");
+  const LTensor b = materialize(cx, n, cx.input(n, 1), "b");
   const LTensor* c = cx.optional_input(n, 2);
   if (a.rank() != 2 || b.rank() != 2) cx.fail(n, "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
   const bool ta = n.attr_int("transA", 0) != 0;
-  bool tb = n.attr_int("transB", 0) != 0;
-  const std::vector<int64_t> b_shape = b.shape;  // as the model has it, for messages
-  // PyTorch's Linear exports transB = 1 with B (N, K): baked in, B is stored
-  // (K, N) instead, so the CPU tiles' panels (linear_schedule_cpu.h) are dense
-  // copies of rows of B rather than transposing gathers.
-  if (tb && b.rank() == 2 && b.constant && b.constant->is_float() &&
-      static_cast<int64_t>(b.constant->f.size()) == b.numel() && !cx.target().has_gpu_feature()) {
-    b = transposed_constant(cx, n, *b.constant);
-    tb = false;
-  }
+  const bool tb = n.attr_int("transB", 0) != 0;
+  // Baked in: stored as the CPU tiles read it (linear_weights.h).
+  std::optional<LinearWeights> baked;
+  if (b.rank() == 2 && baked_float(b) && !cx.target().has_gpu_feature())
+    baked = baked_linear_weights(cx, n, *b.constant, tb, batchconv_gen::target_facts(cx.target()));
   const ir::Attribute* al = n.attr("alpha");
   const ir::Attribute* be = n.attr("beta");
   const float alpha = al ? al->f : 1.0f, beta = be ? be->f : 1.0f;
   const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
   const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
-  if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b_shape));
+  if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b.shape));
   const std::vector<int64_t> shape{M, N};
   const Epilogue epilogue = fitted_epilogue(cx, n, shape);
   if (c) {
@@ -195,10 +193,12 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   Var k("k");
   Func rows = cx.func(n, "rows");
   rows(k, y) = ta ? read(a, {k, row}) : read(a, {row, k});
-  Expr bv = tb ? read(b, {x, r}) : read(b, {r, x});
+  Expr bv = baked ? baked->at(r, x) : tb ? read(b, {x, r}) : read(b, {r, x});
   acc(x, y) += alpha * rows(r, y) * bv;
   // B's column is its Func's first argument, its second when transposed.
-  batchconv_gen::LinearOperands operands{rows, b.f, tb ? 1 : 0};
+  batchconv_gen::LinearOperands operands{rows, Func(), 0};
+  if (!baked) operands = {rows, b.f, tb ? 1 : 0};
+  else if (baked->width == 0) operands = {rows, baked->tensor.f, 0};
   Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands, epilogue);
   epilogue.define(cx, n, make_tensor(f, shape));
 }

@@ -82,6 +82,19 @@ file(READ "${WORK}/conv_stack_opset17.h" header)
 if(NOT header MATCHES "'y', float32 \\(2, 5, 6, 16\\) \\(NHWC" OR NOT header MATCHES "layouts auto")
   message(FATAL_ERROR "the header does not record the NHWC output and the layout policy:\n${header}")
 endif()
+# Baked Gemm weights: each variant stores them as its own tiles read them (panels of its vector width).
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${TOOL}" "${MODELS}/cnn_features_opset17.onnx" -o "${WORK}" --explain-layouts
+                        --target=x86-64-linux-avx512_skylake,x86-64-linux-avx2-fma-f16c-sse41
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+foreach(want "weights x86-64-linux-avx512_skylake: node '/fc1/Gemm' \\(Gemm\\): B \\(128 x 16\\) baked as 1 panel of 128 x 16"
+             "weights x86-64-linux-avx2-fma-f16c-sse41: node '/fc1/Gemm' \\(Gemm\\): B \\(128 x 16\\) baked as 1 panel of 128 x 16"
+             "weights x86-64-linux-avx2-fma-f16c-sse41: node '/fc2/Gemm' \\(Gemm\\): B \\(16 x 5\\) baked transposed to \\(K, N\\), not packed")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "${want}")
+    message(FATAL_ERROR "--explain-layouts: expected '${want}' (exit ${rc}):\n${out}${err}")
+  endif()
+endforeach()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 foreach(case "--layouts=blocked|--layouts must be auto, nchw or nhwc" "--edge-layout=x|--edge-layout expects")

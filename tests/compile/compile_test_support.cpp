@@ -1,6 +1,7 @@
 #include "compile_test_support.h"
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,5 +36,14 @@ interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, con
 }
 
 std::unique_ptr<ir::Model> parse(const std::string& text) { return io::parse_model(text, "test.onnxtxt"); }
+
+std::string baked(const std::string& name, int64_t rows, int64_t cols) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::ostringstream v;
+  v << "float[" << rows << ", " << cols << "] " << name << " = {";
+  for (int64_t k = 0; k < rows * cols; ++k) v << (k ? "," : "") << u(rng);
+  return v.str() + "}";
+}
 
 }  // namespace batchconv::testing

@@ -24,4 +24,8 @@ interp::TensorMap run_reference(const ir::Model& model, const interp::TensorMap&
 // Parses ONNX text and lowers it (host target).
 std::unique_ptr<ir::Model> parse(const std::string& text);
 
+// A baked initializer "float[r, c] name = {...}" in ONNX text, of fresh
+// uniform random values in [-1, 1].
+std::string baked(const std::string& name, int64_t rows, int64_t cols);
+
 }  // namespace batchconv::testing

@@ -152,16 +152,6 @@ g (float[20, 520] a, float[520, 530] b, float[530, 520] bt, float[530] c, float[
 })");
 }
 
-// A baked initializer "float[r, c] name = {...}" of uniform random values in [-1, 1].
-std::string baked(const std::string& name, int64_t rows, int64_t cols) {
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::ostringstream v;
-  v << "float[" << rows << ", " << cols << "] " << name << " = {";
-  for (int64_t k = 0; k < rows * cols; ++k) v << (k ? "," : "") << u(rng);
-  return v.str() + "}";
-}
-
 // Gemm with transB = 1 and B baked in (PyTorch's Linear), which the compiler
 // stores transposed: with transA, alpha and beta; rows of two vectors and
 // more (the panels of both operands); fewer columns than a vector.

@@ -57,7 +57,8 @@ const char* kUsage =
     "                             The interface stays NCHW either way\n"
     "  --explain-layouts          print, per target and conv, its schedule and how its result is\n"
     "                             stored, and why; and the elementwise nodes each conv, Gemm and\n"
-    "                             MatMul computes as it stores its result (its epilogue)\n"
+    "                             MatMul computes as it stores its result (its epilogue), and how\n"
+    "                             each baked Gemm or MatMul weight is stored\n"
     "  --edge-layout <name>=nhwc  the caller passes graph input or output <name> channels-last:\n"
     "                             a 4-D (N, C, H, W) tensor as NHWC, a 3-D (N, C, W) one as NWC\n"
     "                             (PyTorch's channels_last); repeatable; `=nchw` is the default\n"
@@ -171,6 +172,8 @@ int main(int argc, char** argv) {
       for (const std::string& l : s.layouts) std::cout << "  layout " << l << "\n";
     if (opt.explain_layouts)
       for (const std::string& l : s.epilogues) std::cout << "  fused " << l << "\n";
+    if (opt.explain_layouts)
+      for (const std::string& l : s.linear_weights) std::cout << "  weights " << l << "\n";
     for (const std::string& f : s.files) std::cout << "  wrote " << f << "\n";
     return 0;
   } catch (const std::exception& e) {

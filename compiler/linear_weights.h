@@ -1,0 +1,36 @@
+// Baked weights of a MatMul or Gemm (B, K x N) stored at compile time the way
+// the CPU schedule's register tiles read them (linear_schedule_cpu.h): a tile
+// covers W consecutive output columns (two vectors, or one when N is under
+// two) and all of K, so B is stored as panels P(t, k, j) = B(k, t * W + j),
+// each tile's weights one dense run read in order. No task copies a panel at
+// run time then, and no two tasks copy the same one.
+#pragma once
+
+#include <cstdint>
+
+#include "lowering_context.h"
+#include "schedule_space.h"
+
+namespace batchconv::compiler {
+
+struct LinearWeights {
+  LTensor tensor;  // the panels (N / width, K, width), or B as (K, N)
+  int width = 0;   // W; 0: not packed
+  // B(k, col): col is the output column, k the reduction index.
+  Halide::Expr at(const Halide::Expr& k, const Halide::Expr& col) const;
+};
+
+// The panel width the CPU tiles use for N output columns, or 0 when B is
+// better left as it is: scalar tiles (N under one vector, which copy their
+// own panels), or N not a multiple of the width (the last tile is shifted
+// inwards and would straddle two panels).
+int linear_panel_width(int64_t n, const batchconv_gen::TargetFacts& facts);
+
+// B (K, N), or (N, K) when `transposed` (PyTorch's Linear exports Gemm
+// transB = 1), baked in: packed into panels when linear_panel_width allows,
+// else stored (K, N), so that the panels the tiles copy are dense rows of B
+// rather than transposing gathers.
+LinearWeights baked_linear_weights(LoweringContext& cx, const ir::Node& n, const ir::Tensor& b, bool transposed,
+                                   const batchconv_gen::TargetFacts& facts);
+
+}  // namespace batchconv::compiler
