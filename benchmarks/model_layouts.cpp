@@ -6,6 +6,7 @@
 // peak heap beside each. Prints a Markdown table and each model's plan.
 //
 //   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile] [--fit-rows=0] [--epilogues=relu]
+//                 [--pool-layouts=0]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
   }
   int reps = 9;
-  bool profile = false, fit_rows = true, relu_epilogues_only = false;
+  bool profile = false, fit_rows = true, relu_epilogues_only = false, pool_layouts = true;
   std::vector<std::string> only;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
@@ -94,17 +95,21 @@ int main(int argc, char** argv) {
       relu_epilogues_only = a == "--epilogues=relu";
     } else if (a == "--fit-rows=0" || a == "--fit-rows=1") {
       fit_rows = a.back() == '1';
+    } else if (a == "--pool-layouts=0" || a == "--pool-layouts=1") {
+      pool_layouts = a.back() == '1';
     } else if (a.rfind("--only=", 0) == 0) {
       std::stringstream ss(a.substr(7));
       for (std::string m; std::getline(ss, m, ',');) only.push_back(m);
     } else {
       std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile] [--fit-rows=0]\n"
-                           "                     [--epilogues=relu]\n"
+                           "                     [--epilogues=relu] [--pool-layouts=0]\n"
                            "  --profile: Halide's profiler in the pipelines (time per stage, printed at exit;\n"
                            "             the timings then include its sampling)\n"
                            "  --fit-rows=0: channels convs without tiles fitted to the row (the runtime's point)\n"
                            "  --epilogues=relu: a conv's epilogue is at most one Relu (the fusion plan before\n"
-                           "             elementwise chains); default: chains after convs, Gemms and MatMuls\n");
+                           "             elementwise chains); default: chains after convs, Gemms and MatMuls\n"
+                           "  --pool-layouts=0: pools store NCHW and a conv read by one stays NCHW (the layout\n"
+                           "             plan before pools took channels innermost)\n");
       return 2;
     }
   }
@@ -157,6 +162,7 @@ int main(int argc, char** argv) {
       o.layouts = policies[k];
       o.fit_rows = fit_rows;
       o.relu_epilogues_only = relu_epilogues_only;
+      o.pool_layouts = pool_layouts;
       Compiled& c = variants[k];
       c.low = batchconv::compiler::lower_model(*model, spec.name, o);
       for (batchconv::compiler::ParamInfo& p : c.low.inputs) {

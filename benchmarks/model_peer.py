@@ -2,8 +2,9 @@
 """PyTorch peer for benchmarks/model-layouts: each model layer by layer in PyTorch (NCHW, no_grad).
 
 Reads lines "model|tasks|reps|layer;layer;..." where a layer is
-"n,cin,h,w,cout,kh,kw,groups,sh,sw,pt,pl,pb,pr,one_d,in,add,relu" (in: 0 = the model input, k = layer
-k-1's result; add: -1 or the tensor added before the ReLU), builds the layers with random weights (the
+"n,cin,h,w,cout,kh,kw,groups,sh,sw,pt,pl,pb,pr,one_d,in,add,relu,pool" (in: 0 = the model input, k =
+layer k-1's result; add: -1 or the tensor added before the ReLU; pool: 0 or a max pool's window and
+stride after it), builds the layers with random weights (the
 same shapes as the compiled model, not the same values), times torch.set_num_threads(2) inference and
 prints "RESULT|model|median_ms|min_ms|note", or "SKIP|reason" when torch is not importable (exit 0).
 Batched-weight models (tasks > 1) run as one grouped conv over all tasks (the grouped trick, with its
@@ -28,7 +29,7 @@ def main():
         tasks, reps = int(tasks), int(reps)
         spec = [[int(v) for v in l.split(",")] for l in layers.split(";")]
         params = []
-        for (n, cin, h, w, cout, kh, kw, groups, sh, sw, pt, pl, pb, pr, one_d, src, add, relu) in spec:
+        for (n, cin, h, w, cout, kh, kw, groups, sh, sw, pt, pl, pb, pr, one_d, src, add, relu, pool) in spec:
             wt = torch.randn(tasks * cout, cin // groups, *((kw,) if one_d else (kh, kw))) * (cin // groups * kh * kw) ** -0.5
             params.append((wt, torch.randn(tasks * cout) * 0.1))
         first = spec[0]
@@ -38,7 +39,7 @@ def main():
         def run():
             # All tasks side by side in the channels (the grouped trick), NCHW.
             t = [x.transpose(0, 1).reshape(n0, tasks * c0, *x.shape[3:])]
-            for (n, cin, h, w, cout, kh, kw, groups, sh, sw, pt, pl, pb, pr, one_d, src, add, relu), (wt, b) in zip(spec, params):
+            for (n, cin, h, w, cout, kh, kw, groups, sh, sw, pt, pl, pb, pr, one_d, src, add, relu, pool), (wt, b) in zip(spec, params):
                 inp = t[src]
                 symmetric = pl == pr and (one_d or pt == pb)
                 if not symmetric:
@@ -52,6 +53,8 @@ def main():
                     y = y + t[add]
                 if relu:
                     y = torch.relu(y)
+                if pool:
+                    y = F.max_pool2d(y, pool)
                 t.append(y)
             y = t[-1]
             return y.view(n0, tasks, -1, *y.shape[2:]).transpose(0, 1).contiguous() if tasks > 1 else y

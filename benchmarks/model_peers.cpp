@@ -20,7 +20,7 @@ std::map<std::string, double> run_torch_peer(const std::string& script, const st
       spec << (k ? ";" : "") << g.n << ',' << g.cin << ',' << g.h << ',' << g.w << ',' << g.cout << ',' << g.kh << ','
            << g.kw << ',' << g.groups << ',' << g.sh << ',' << g.sw << ',' << g.pt << ',' << g.pl << ',' << g.pb << ','
            << g.pr << ',' << (g.one_d ? 1 : 0) << ',' << m.peer[k].in << ',' << m.peer[k].add << ','
-           << (m.peer[k].relu ? 1 : 0);
+           << (m.peer[k].relu ? 1 : 0) << ',' << m.peer[k].pool;
     }
     spec << '\n';
   }

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "model_specs.h"
 #include "onednn_conv.h"
+#include "onednn_pool.h"
 #include "parallel.h"
 
 namespace model_layouts {
@@ -20,7 +21,8 @@ namespace model_layouts {
 // each conv in its preferred (blocked) layouts, weights reordered once, the
 // input reordered in and the result out, a reorder between convs whose
 // layouts differ, ReLU as a post-op, a residual Add + ReLU as a loop over the
-// conv's blocked result (the added tensor reordered to that layout).
+// conv's blocked result (the added tensor reordered to that layout), a max
+// pool in the conv's layout.
 class OnednnPeer {
  public:
   OnednnPeer(const ModelSpec& spec, const batchconv::ir::Model& model, int threads) : spec_(spec), threads_(threads) {
@@ -40,17 +42,20 @@ class OnednnPeer {
       }
       y.b = b.f;
       y.dst.resize(y.conv->dst_desc().get_size() / sizeof(float));
-      const bool direct = L.in > 0 && layers_[L.in - 1].conv->dst_desc() == y.conv->src_desc();
+      const bool direct = L.in > 0 && layers_[L.in - 1].result_desc() == y.conv->src_desc();
       if (!direct) y.src.resize(y.conv->src_desc().get_size() / sizeof(float));
       if (L.add >= 0) y.other.resize(y.dst.size());
+      if (L.pool > 0) {
+        y.pool = std::make_unique<OnednnMaxPool>(y.conv->dst_desc(), L.pool);
+        y.pooled.resize(y.pool->dst_desc().get_size() / sizeof(float));
+      }
       layers_.push_back(std::move(y));
     }
     in_task_ = 1;
     out_task_ = 1;
     const bcbench::ConvGeom& first = spec.peer.front().g;
-    const bcbench::ConvGeom& last = spec.peer.back().g;
     in_task_ = first.n * first.cin * first.h * first.w;
-    out_task_ = last.n * last.cout * last.oh * last.ow;
+    out_task_ = static_cast<int64_t>(layers_.back().plain_result().get_size() / sizeof(float));
   }
   void run(const float* x, float* out) {
     for (int64_t t = 0; t < spec_.tasks; ++t) {
@@ -63,10 +68,10 @@ class OnednnPeer {
           bcbench::onednn_reorder(y.conv->plain_src(), xt, y.conv->src_desc(), y.src.data());
           src = y.src.data();
         } else if (y.src.empty()) {
-          src = layers_[L.in - 1].dst.data();
+          src = layers_[L.in - 1].result();
         } else {
           const Layer& p = layers_[L.in - 1];
-          bcbench::onednn_reorder(p.conv->dst_desc(), p.dst.data(), y.conv->src_desc(), y.src.data());
+          bcbench::onednn_reorder(p.result_desc(), p.result(), y.conv->src_desc(), y.src.data());
           src = y.src.data();
         }
         y.conv->execute(src, y.w[t].data(), y.b.data() + t * (y.b.size() / spec_.tasks), y.dst.data());
@@ -75,11 +80,11 @@ class OnednnPeer {
           if (L.add == 0) {
             bcbench::onednn_reorder(y.conv->plain_dst(), xt, y.conv->dst_desc(), y.other.data());
             other = y.other.data();
-          } else if (layers_[L.add - 1].conv->dst_desc() == y.conv->dst_desc()) {
-            other = layers_[L.add - 1].dst.data();
+          } else if (layers_[L.add - 1].result_desc() == y.conv->dst_desc()) {
+            other = layers_[L.add - 1].result();
           } else {
             const Layer& p = layers_[L.add - 1];
-            bcbench::onednn_reorder(p.conv->dst_desc(), p.dst.data(), y.conv->dst_desc(), y.other.data());
+            bcbench::onednn_reorder(p.result_desc(), p.result(), y.conv->dst_desc(), y.other.data());
             other = y.other.data();
           }
           float* d = y.dst.data();
@@ -88,22 +93,31 @@ class OnednnPeer {
             for (int64_t i = a; i < e; ++i) d[i] = relu ? std::max(d[i] + other[i], 0.0f) : d[i] + other[i];
           });
         }
+        if (y.pool) y.pool->execute(y.dst.data(), y.pooled.data());
       }
       const Layer& z = layers_.back();
-      bcbench::onednn_reorder(z.conv->dst_desc(), z.dst.data(), z.conv->plain_dst(), out + t * out_task_);
+      bcbench::onednn_reorder(z.result_desc(), z.result(), z.plain_result(), out + t * out_task_);
     }
   }
   std::string impls() const {
     std::string s;
-    for (const Layer& y : layers_) s += (s.empty() ? "" : ", ") + y.conv->impl();
+    for (const Layer& y : layers_) {
+      s += (s.empty() ? "" : ", ") + y.conv->impl();
+      if (y.pool) s += ", pool " + y.pool->impl();
+    }
     return s;
   }
 
  private:
   struct Layer {
     std::unique_ptr<bcbench::OnednnConv> conv;
+    std::unique_ptr<OnednnMaxPool> pool;
     std::vector<std::vector<float>> w;  // per task, in the conv's weights layout
-    std::vector<float> b, src, dst, other;
+    std::vector<float> b, src, dst, other, pooled;
+    // What later layers read: the pooled tensor, or the conv's.
+    const dnnl::memory::desc& result_desc() const { return pool ? pool->dst_desc() : conv->dst_desc(); }
+    const float* result() const { return pool ? pooled.data() : dst.data(); }
+    dnnl::memory::desc plain_result() const { return pool ? pool->plain_dst() : conv->plain_dst(); }
   };
   const ModelSpec& spec_;
   int threads_;

@@ -57,6 +57,26 @@ ModelSpec conv_stack() {
   return m;
 }
 
+// VGG-like with pools: 3x3 convs with ReLU, a 2 x 2 max pool after the
+// first two (56 -> 28 -> 14).
+ModelSpec vgg_pools() {
+  const int64_t N = 4, C0 = 64, C1 = 128, H = 56, W = 56;
+  std::ostringstream t;
+  t << kHeader << "g (float[" << dims({N, C0, H, W}) << "] x, float[" << dims({C0, C0, 3, 3}) << "] w0, float[" << C0
+    << "] b0, float[" << dims({C1, C0, 3, 3}) << "] w1, float[" << C1 << "] b1, float[" << dims({C1, C1, 3, 3})
+    << "] w2, float[" << C1 << "] b2) => (float[" << dims({N, C1, H / 4, W / 4}) << "] y) {\n"
+    << "  c0 = Conv<pads = [1, 1, 1, 1]>(x, w0, b0)\n  r0 = Relu(c0)\n"
+    << "  p0 = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(r0)\n"
+    << "  c1 = Conv<pads = [1, 1, 1, 1]>(p0, w1, b1)\n  r1 = Relu(c1)\n"
+    << "  p1 = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(r1)\n"
+    << "  c2 = Conv<pads = [1, 1, 1, 1]>(p1, w2, b2)\n  y = Relu(c2)\n}\n";
+  ModelSpec m{"vgg_pools", "N=4, 3x3 64->64 at 56x56, max pool 2, 64->128 at 28x28, max pool 2, 128->128 at 14x14, ReLU each",
+              t.str(), 1, {}};
+  m.peer = {{geom(N, C0, H, W, C0, 3), 0, -1, true, 2}, {geom(N, C0, H / 2, W / 2, C1, 3), 1, -1, true, 2},
+            {geom(N, C1, H / 4, W / 4, C1, 3), 2}};
+  return m;
+}
+
 // ResNeXt block: 1x1, grouped 3x3 (32 groups of 4), 1x1, residual, ReLU.
 ModelSpec resnext_block() {
   const int64_t N = 8, C = 256, M = 128, H = 14, W = 14;
@@ -150,7 +170,7 @@ ModelSpec mlp(bool trans_b) {
 }  // namespace
 
 std::vector<ModelSpec> benchmark_models() {
-  return {maml_stack(), conv_stack(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp(false), mlp(true)};
+  return {maml_stack(), conv_stack(), vgg_pools(), resnext_block(), resnext_grouped(), dw_separable(), depthwise(), seed1(), mlp(false), mlp(true)};
 }
 
 }  // namespace model_layouts

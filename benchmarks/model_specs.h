@@ -13,12 +13,14 @@ namespace model_layouts {
 
 // One conv of the oneDNN peer: reads tensor `in` (0: the model input, k: layer
 // k-1's result), weights w<k>/b<k>; optionally adds tensor `add` (NCHW input
-// if 0) before its ReLU.
+// if 0) before its ReLU; then optionally max-pools (window = stride = pool).
+// A layer's result, what later layers read, is the pooled tensor.
 struct PeerLayer {
   bcbench::ConvGeom g;
   int in = 0;
   int add = -1;
   bool relu = true;
+  int pool = 0;
 };
 
 // One Gemm of an MLP's oneDNN peer: y (rows, n) = relu?(x (rows, k) @ w<k> (k, n) + b<k>).

@@ -31,12 +31,17 @@ class Planner {
       by_node_[cx.conv_stages[k].node] = k;
       by_result_[cx.conv_stages[k].result] = k;
     }
+    for (size_t k = 0; k < cx.pool_stages.size(); ++k) {
+      pool_by_node_[cx.pool_stages[k].node] = k;
+      pool_by_result_[cx.pool_stages[k].result] = k;
+    }
     for (const OutputInfo& o : cx.outputs) output_funcs_.insert(o.func.name());
   }
 
   void run() {
     const LayoutPolicy policy = cx_.options().layouts;
-    std::vector<bool> out_cl(cx_.conv_stages.size(), false);
+    std::vector<bool>& out_cl = out_cl_;
+    out_cl.assign(cx_.conv_stages.size(), false);
     std::vector<std::string> why(cx_.conv_stages.size());
     for (size_t k = 0; k < cx_.conv_stages.size(); ++k) {
       const ConvStage& st = cx_.conv_stages[k];
@@ -73,11 +78,29 @@ class Planner {
         }
       }
     }
+    // A pool stores channels innermost where its input is (its readers
+    // were checked with the conv's: collect walks through pools) and it is
+    // no graph output; in graph order, so a pool reading a pool knows.
+    pool_cl_.clear();
+    for (PoolStage& p : cx_.pool_stages) {
+      std::set<const ir::Value*> seen;
+      const ir::Node* from = nullptr;
+      const bool cl = cx_.options().pool_layouts && !p.result->is_graph_output &&
+                      traced_channels_innermost(p.node->inputs[0], seen, from);
+      pool_cl_.push_back(cl);
+      p.schedule(cl);
+      std::string line = "node " + quoted(p.node) + " -> '" + p.result->name + "': result ";
+      if (cl) line += "channels innermost: its input is, from " + quoted(from);
+      else if (!cx_.options().pool_layouts) line += "NCHW: pool layouts are off";
+      else if (p.result->is_graph_output) line += "NCHW: a graph output";
+      else line += "NCHW: its input is NCHW";
+      cx_.layout_explanations.push_back(line);
+    }
     for (size_t k = 0; k < cx_.conv_stages.size(); ++k) {
       ConvStage& st = cx_.conv_stages[k];
       std::set<const ir::Value*> seen;
       const ir::Node* from = nullptr;
-      const bool in_cl = !st.gpu && traced_channels_innermost(st.node->inputs[0], out_cl, seen, from);
+      const bool in_cl = !st.gpu && traced_channels_innermost(st.node->inputs[0], seen, from);
       st.schedule(in_cl, out_cl[k]);
       std::string line = "node " + quoted(st.node) + " -> '" + st.node->outputs[0]->name + "': result " + why[k] +
                          "; input ";
@@ -107,7 +130,10 @@ class Planner {
         } else {
           r.convs.push_back(n);
         }
-      } else if (cx_.is_fused(n) || layout_transparent(*n)) {
+      } else if (cx_.is_fused(n) || layout_transparent(*n) ||
+                 (cx_.options().pool_layouts && pool_by_node_.count(n) && u.index == 0)) {
+        // (A pool reads a channels-innermost input in channel vectors and
+        // then stores its own result so: its readers decide.)
         for (const ir::Value* o : n->outputs)
           if (o) collect(o, r, seen);
       } else {
@@ -117,26 +143,33 @@ class Planner {
     }
   }
 
-  // Whether a conv result stored channels innermost reaches v through
-  // layout-transparent ops (then the conv reading v copies its padded input
-  // in channel vectors); `from` names that conv.
-  bool traced_channels_innermost(const ir::Value* v, const std::vector<bool>& out_cl,
-                                 std::set<const ir::Value*>& seen, const ir::Node*& from) {
+  // Whether a conv or pool result stored channels innermost reaches v
+  // through layout-transparent ops (then the conv reading v copies its
+  // padded input in channel vectors); `from` names that conv or pool.
+  bool traced_channels_innermost(const ir::Value* v, std::set<const ir::Value*>& seen, const ir::Node*& from) {
     if (!v || !seen.insert(v).second) return false;
     if (auto it = by_result_.find(v); it != by_result_.end()) {
-      if (out_cl[it->second]) from = cx_.conv_stages[it->second].node;
-      return out_cl[it->second];
+      if (out_cl_[it->second]) from = cx_.conv_stages[it->second].node;
+      return out_cl_[it->second];
+    }
+    if (auto it = pool_by_result_.find(v); it != pool_by_result_.end()) {
+      const bool cl = it->second < pool_cl_.size() && pool_cl_[it->second];
+      if (cl) from = cx_.pool_stages[it->second].node;
+      return cl;
     }
     const ir::Node* p = v->producer;
     if (!p || !(cx_.is_fused(p) || layout_transparent(*p))) return false;
     for (const ir::Value* in : p->inputs)
-      if (in && !in->constant && traced_channels_innermost(in, out_cl, seen, from)) return true;
+      if (in && !in->constant && traced_channels_innermost(in, seen, from)) return true;
     return false;
   }
 
   LoweringContext& cx_;
   std::map<const ir::Node*, size_t> by_node_;
   std::map<const ir::Value*, size_t> by_result_;
+  std::map<const ir::Node*, size_t> pool_by_node_;
+  std::map<const ir::Value*, size_t> pool_by_result_;
+  std::vector<bool> out_cl_, pool_cl_;  // each conv's and each pool's result channels innermost
   std::set<std::string> output_funcs_;
 };
 

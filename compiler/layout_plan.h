@@ -1,4 +1,4 @@
-// The layout plan: how each conv result of a lowered model is stored.
+// The layout plan: how each conv and pool result of a lowered model is stored.
 //
 // In one Halide pipeline a layout is a storage order, not a different
 // program: every reader indexes a tensor the same way whatever its order,
@@ -12,10 +12,12 @@
 // Policy Auto (the default) stores a result channels innermost when the
 // conv runs the channels family (not the lanes family: measured slower) and
 // every reader of the result, through
-// elementwise ops, BatchNormalization and Concat, is a channels- or
-// lanes-family conv reading it as its input (or a graph output passed
+// elementwise ops, BatchNormalization, Concat and 2-D pools, is a channels-
+// or lanes-family conv reading it as its input (or a graph output passed
 // channels-last): a reorder is never made where some reader pays
-// for it (a pool, a reshape, a matmul, a rows-family conv, a graph output).
+// for it (a reshape, a matmul, a rows-family conv, a graph output). A pool
+// (MaxPool, AveragePool over 2-D maps, on a CPU) stores its result channels
+// innermost exactly where its input is, and is no graph output.
 // Policy Nchw keeps every result NCHW (the A/B baseline); ChannelsLast
 // stores every result that is not a graph output channels innermost (the
 // tests' way of making every reader read a channels-innermost tensor).

@@ -91,6 +91,17 @@ struct ConvStage {
   std::function<void(bool input_channels_innermost, bool output_channels_innermost)> schedule;
 };
 
+// A 2-D pool (MaxPool, AveragePool) on a CPU whose storage waits for the
+// layout plan too: channels innermost where its input is and its readers
+// take it (layout_plan.cpp), else NCHW. compute_root from the start.
+struct PoolStage {
+  const ir::Node* node = nullptr;
+  const ir::Value* result = nullptr;
+  Halide::Func f;              // f(x, y, c, n)
+  std::vector<int64_t> shape;  // ONNX order (N, C, H, W)
+  std::function<void(bool output_channels_innermost)> schedule;
+};
+
 struct LowerOptions {
   bool runtime_weights = false;  // float initializers become ImageParams instead of baked Buffers
   // With runtime weights: the original model's weights are the arguments and
@@ -113,6 +124,10 @@ struct LowerOptions {
   // fused before it took elementwise chains (model-layouts --epilogues=relu
   // measures the difference).
   bool relu_epilogues_only = false;
+  // 2-D pools store channels innermost where their input is (layout_plan.h);
+  // false keeps them NCHW and makes them block their input's layout, as the
+  // plan did before (model-layouts --pool-layouts=0 measures the difference).
+  bool pool_layouts = true;
 };
 
 class LoweringContext {
@@ -181,6 +196,8 @@ class LoweringContext {
   std::vector<std::pair<std::string, batchconv_gen::ConvProblem>> conv_problems;
   // Every conv lowered, in graph order, until plan_layouts schedules them.
   std::vector<ConvStage> conv_stages;
+  // Every 2-D pool lowered on a CPU, in graph order, until plan_layouts schedules them.
+  std::vector<PoolStage> pool_stages;
   // One line per conv: the layout its result is stored in and why.
   std::vector<std::string> layout_explanations;
   // One line per conv, Gemm or MatMul with an epilogue: the nodes it computes as it stores its result.

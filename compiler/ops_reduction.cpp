@@ -39,6 +39,17 @@ LTensor materialize(LoweringContext& cx, const ir::Node& n, const LTensor& t, co
   return out;
 }
 
+// A 4-D result (N, C, H, W) stored channels innermost (c, x, y, n): a
+// vector of channels per store, parallel over rows.
+void schedule_channels_innermost(Func f, const std::vector<int64_t>& shape, const Halide::Target& target) {
+  std::vector<Var> a = f.args();  // x, y, c, n
+  const int vec = target.natural_vector_size<float>();
+  f.compute_root().reorder_storage(a[2], a[0], a[1], a[3]).reorder(a[2], a[0], a[1], a[3]);
+  if (shape[1] >= vec) f.vectorize(a[2], vec, Halide::TailStrategy::GuardWithIf);
+  Var rows("y_n");
+  f.fuse(a[1], a[3], rows).parallel(rows);
+}
+
 // A tensor whose float data is baked in.
 bool baked_float(const LTensor& t) {
   return t.constant && t.constant->is_float() && static_cast<int64_t>(t.constant->f.size()) == t.numel();
@@ -255,7 +266,20 @@ void pool(LoweringContext& cx, const ir::Node& n, bool is_max) {
     Expr count = Halide::sum(Halide::select(include_pad ? in_pad : inside, 1, 0));
     f(vars) = Halide::sum(Halide::select(inside, v, 0.0f)) / Halide::cast<float>(Halide::max(count, 1));
   }
-  define_root(cx, n, 0, f, shape);
+  if (sp != 2 || cx.target().has_gpu_feature()) {
+    define_root(cx, n, 0, f, shape);
+    return;
+  }
+  // Scheduled once the layout plan has chosen its storage (layout_plan.h).
+  f.compute_root();
+  cx.define(n.outputs[0], make_tensor(f, shape));
+  const Halide::Target target = cx.target();
+  PoolStage stage{&n, n.outputs[0], f, shape, {}};
+  stage.schedule = [f, shape, target](bool channels_innermost) mutable {
+    if (channels_innermost) schedule_channels_innermost(f, shape, target);
+    else schedule_reduction(f, reversed(shape), target);
+  };
+  cx.pool_stages.push_back(std::move(stage));
 }
 
 void global_average_pool(LoweringContext& cx, const ir::Node& n) {

@@ -150,8 +150,10 @@ struct Blocker {
 
 TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
   const Blocker cases[] = {
-      {"pool", "  p = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(c1)\n  y = Conv<pads = [1, 1, 1, 1]>(p, w2)\n",
-       "float[2, 32, 4, 5] y", "MaxPool"},
+      {"pool read by a reshape", "  p = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(c1)\n  f = Flatten(p)\n  y = Gemm<transB = 1>(f, qw)\n",
+       "float[2, 5] y", "Flatten"},
+      {"pool as a graph output", "  y = AveragePool<kernel_shape = [3, 3], strides = [2, 2]>(c1)\n", "float[2, 32, 4, 5] y",
+       "graph output"},
       {"transpose", "  t = Transpose<perm = [0, 1, 3, 2]>(c1)\n  y = Conv<pads = [1, 1, 1, 1]>(t, w2)\n",
        "float[2, 32, 11, 9] y", "Transpose"},
       {"flatten", "  f = Flatten(c1)\n  y = Gemm<transB = 1>(f, gw)\n", "float[2, 5] y", "Flatten"},
@@ -166,6 +168,7 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
     w.add("w2", {32, 32, 3, 3});
     w.add("gw", {5, 32 * 9 * 11});
     w.add("pw", {32, 32, 1, 1});
+    w.add("qw", {5, 32 * 4 * 5});
     const std::string text = std::string(kHeader) + w.signature("float[2, 8, 9, 11] x", b.output) +
                              "  c1 = Conv<pads = [1, 1, 1, 1]>(x, w1)\n" + b.body + "}\n";
     const std::vector<std::string> autos = check(text, LayoutPolicy::Auto, w);
@@ -174,6 +177,46 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
     const std::vector<std::string> forced = check(text, LayoutPolicy::ChannelsLast, w);
     EXPECT_TRUE(stored_channels_innermost(forced, "c1")) << line_of(forced, "c1");
     check(text, LayoutPolicy::Nchw, w);
+  }
+}
+
+// Pools between channels-family convs (a 2 x 2 MaxPool of stride 2, a 3 x 3
+// AveragePool with padding, a MaxPool reading a pool) keep the chain
+// channels innermost: each pool stores its result so where its input is;
+// with 32 channels (whole vectors) and 20 (a ragged last vector).
+TEST(LayoutPlan, PoolsBetweenConvsKeepChannelsInnermost) {
+  for (int64_t c : {32, 20}) {
+    for (bool baked : {true, false}) {
+      Weights w{baked};
+      w.add("w1", {c, 8, 3, 3});
+      w.add("w2", {c, c, 3, 3});
+      w.add("w3", {16, c, 3, 3});
+      const std::string text = std::string(kHeader) +
+                               w.signature("float[2, 8, 12, 14] x", "float[2, 16, 3, 3] y") + R"(
+  c1 = Conv<pads = [1, 1, 1, 1]>(x, w1)
+  r1 = Relu(c1)
+  p1 = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(r1)
+  c2 = Conv<pads = [1, 1, 1, 1]>(p1, w2)
+  p2 = AveragePool<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(c2)
+  p3 = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(p2)
+  y = Conv<pads = [1, 1, 1, 1]>(p3, w3)
+})";
+      SCOPED_TRACE("channels " + std::to_string(c) + (baked ? ", baked" : ", runtime weights"));
+      for (LayoutPolicy p : kPolicies) {
+        const std::vector<std::string> lines = check(text, p, w);
+        ASSERT_EQ(lines.size(), 6u);
+        const bool cl = p != LayoutPolicy::Nchw;
+        for (const char* v : {"c1", "p1", "c2", "p2", "p3"})
+          EXPECT_EQ(stored_channels_innermost(lines, v), cl) << line_of(lines, v);
+        EXPECT_EQ(input_channels_innermost(lines, "c2"), cl) << line_of(lines, "c2");
+        EXPECT_EQ(input_channels_innermost(lines, "y"), cl) << line_of(lines, "y");
+        if (cl) {
+          EXPECT_NE(line_of(lines, "c2").find("input read channels innermost from 'MaxPool' (MaxPool)"), std::string::npos) << line_of(lines, "c2");
+          EXPECT_NE(line_of(lines, "p3").find("its input is, from 'AveragePool' (AveragePool)"), std::string::npos)
+              << line_of(lines, "p3");
+        }
+      }
+    }
   }
 }
 
