@@ -1,5 +1,6 @@
 #include "layout_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -36,6 +37,8 @@ class Planner {
       pool_by_result_[cx.pool_stages[k].result] = k;
     }
     for (const OutputInfo& o : cx.outputs) output_funcs_.insert(o.func.name());
+    const std::vector<ir::Node*> order = cx.model().graph.topological_order();
+    for (size_t k = 0; k < order.size(); ++k) position_[order[k]] = k;
   }
 
   void run() {
@@ -82,6 +85,7 @@ class Planner {
     // were checked with the conv's: collect walks through pools) and it is
     // no graph output; in graph order, so a pool reading a pool knows.
     pool_cl_.clear();
+    std::vector<std::pair<size_t, std::string>> lines;  // graph position, line
     for (PoolStage& p : cx_.pool_stages) {
       std::set<const ir::Value*> seen;
       const ir::Node* from = nullptr;
@@ -94,7 +98,7 @@ class Planner {
       else if (!cx_.options().pool_layouts) line += "NCHW: pool layouts are off";
       else if (p.result->is_graph_output) line += "NCHW: a graph output";
       else line += "NCHW: its input is NCHW";
-      cx_.layout_explanations.push_back(line);
+      lines.emplace_back(position(p.node), line);
     }
     for (size_t k = 0; k < cx_.conv_stages.size(); ++k) {
       ConvStage& st = cx_.conv_stages[k];
@@ -105,11 +109,19 @@ class Planner {
       std::string line = "node " + quoted(st.node) + " -> '" + st.node->outputs[0]->name + "': result " + why[k] +
                          "; input ";
       line += in_cl ? "read channels innermost from " + quoted(from) : std::string("read NCHW");
-      cx_.layout_explanations.push_back(line);
+      lines.emplace_back(position(st.node), line);
     }
+    // The lines in graph order.
+    std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& l : lines) cx_.layout_explanations.push_back(std::move(l.second));
   }
 
  private:
+  size_t position(const ir::Node* n) const {
+    auto it = position_.find(n);
+    return it == position_.end() ? position_.size() : it->second;
+  }
+
   // The readers of v, through layout-transparent ops.
   void collect(const ir::Value* v, Readers& r, std::set<const ir::Value*>& seen) {
     if (!r.blocker.empty() || !seen.insert(v).second) return;
@@ -169,6 +181,7 @@ class Planner {
   std::map<const ir::Value*, size_t> by_result_;
   std::map<const ir::Node*, size_t> pool_by_node_;
   std::map<const ir::Value*, size_t> pool_by_result_;
+  std::map<const ir::Node*, size_t> position_;  // in the graph's topological order
   std::vector<bool> out_cl_, pool_cl_;  // each conv's and each pool's result channels innermost
   std::set<std::string> output_funcs_;
 };
