@@ -208,6 +208,22 @@ class CnnFeatures(nn.Module):
         return features, self.fc2(features)
 
 
+class VggPools(nn.Module):
+    """3x3 convs with pools between them (max 2 x 2; average 3 x 3 with padding, which the exporter
+    writes with count_include_pad = 0), so the layout plan keeps the convs and pools channels innermost."""
+
+    def __init__(self):
+        super().__init__()
+        self.c0 = nn.Conv2d(16, 32, 3, padding=1)
+        self.c1 = nn.Conv2d(32, 32, 3, padding=1)
+        self.c2 = nn.Conv2d(32, 16, 3, padding=1)
+
+    def forward(self, x):
+        h = F.max_pool2d(torch.relu(self.c0(x)), 2)
+        h = F.avg_pool2d(torch.relu(self.c1(h)), 3, stride=1, padding=1, count_include_pad=False)
+        return self.c2(h)
+
+
 def cases():
     """(name, module, example inputs[, dynamic batch])."""
     return [
@@ -231,6 +247,7 @@ def cases():
         ("resnext_block", ResNeXtBlock(), (torch.randn(2, 64, 7, 9),)),
         ("dw_separable", DepthwiseSeparable(), (torch.randn(2, 32, 9, 8),)),
         ("cnn_features", CnnFeatures(), (torch.randn(2, 3, 8, 8),)),
+        ("vgg_pools", VggPools(), (torch.randn(2, 16, 12, 10),)),
         # Append new cases here: all cases draw from one random stream, so inserting one earlier
         # would change the data of every model after it.
     ]
