@@ -21,6 +21,7 @@ std::string quoted(const ir::Node* n) { return ir::describe(n); }
 
 struct Readers {
   std::vector<const ir::Node*> convs;  // channels-family convs reading the value as their input
+  std::vector<const ir::Node*> epilogues;  // channels-family convs whose epilogue reads it (a residual)
   std::vector<std::string> edges;      // graph outputs written channels-last (--edge-layout)
   std::string blocker;                 // why it must stay NCHW; empty if nothing stops it
 };
@@ -31,6 +32,7 @@ class Planner {
     for (size_t k = 0; k < cx.conv_stages.size(); ++k) {
       by_node_[cx.conv_stages[k].node] = k;
       by_result_[cx.conv_stages[k].result] = k;
+      for (const ir::Node* e : cx.epilogue(cx.conv_stages[k].node)) fused_into_[e] = k;
     }
     for (size_t k = 0; k < cx.pool_stages.size(); ++k) {
       pool_by_node_[cx.pool_stages[k].node] = k;
@@ -67,13 +69,17 @@ class Planner {
         Readers r;
         std::set<const ir::Value*> seen;
         collect(st.result, r, seen);
-        if (r.blocker.empty() && r.convs.empty() && r.edges.empty()) r.blocker = "nothing reads it";
+        if (r.blocker.empty() && r.convs.empty() && r.edges.empty() && r.epilogues.empty())
+          r.blocker = "nothing reads it";
         if (r.blocker.empty()) {
           out_cl[k] = true;
           why[k] = "channels innermost: read only by";
           if (!r.convs.empty()) why[k] += " channels-family convs";
           for (size_t j = 0; j < r.convs.size(); ++j) why[k] += (j ? ", " : " ") + quoted(r.convs[j]);
-          if (!r.convs.empty() && !r.edges.empty()) why[k] += " and";
+          if (!r.convs.empty() && !r.epilogues.empty()) why[k] += " and";
+          if (!r.epilogues.empty()) why[k] += " the epilogues of channels-family convs";
+          for (size_t j = 0; j < r.epilogues.size(); ++j) why[k] += (j ? ", " : " ") + quoted(r.epilogues[j]);
+          if ((!r.convs.empty() || !r.epilogues.empty()) && !r.edges.empty()) why[k] += " and";
           for (size_t j = 0; j < r.edges.size(); ++j)
             why[k] += (j ? ", '" : " channels-last graph output '") + r.edges[j] + "'";
         } else {
@@ -117,6 +123,19 @@ class Planner {
   }
 
  private:
+  // The channels-family conv whose epilogue holds n, when n reads v as its
+  // other operand (not the chain's value: v is produced by neither the conv
+  // nor an earlier node of its chain); else null.
+  const ir::Node* epilogue_operand_reader(const ir::Value* v, const ir::Node* n) const {
+    auto it = fused_into_.find(n);
+    if (it == fused_into_.end()) return nullptr;
+    const ConvStage& p = cx_.conv_stages[it->second];
+    if (!p.channels_family || p.lanes || p.gpu) return nullptr;
+    if (v->producer == p.node) return nullptr;
+    if (auto f = fused_into_.find(v->producer); f != fused_into_.end() && f->second == it->second) return nullptr;
+    return p.node;
+  }
+
   size_t position(const ir::Node* n) const {
     auto it = position_.find(n);
     return it == position_.end() ? position_.size() : it->second;
@@ -142,6 +161,11 @@ class Planner {
         } else {
           r.convs.push_back(n);
         }
+      } else if (const ir::Node* p = epilogue_operand_reader(v, n)) {
+        // Read beside a channels-family conv's own value as that conv
+        // stores its register tiles: a vector of channels at a time,
+        // whatever the conv's own result's layout.
+        if (std::find(r.epilogues.begin(), r.epilogues.end(), p) == r.epilogues.end()) r.epilogues.push_back(p);
       } else if (cx_.is_fused(n) || layout_transparent(*n) ||
                  (cx_.options().pool_layouts && pool_by_node_.count(n) && u.index == 0)) {
         // (A pool reads a channels-innermost input in channel vectors and
@@ -181,6 +205,7 @@ class Planner {
   std::map<const ir::Value*, size_t> by_result_;
   std::map<const ir::Node*, size_t> pool_by_node_;
   std::map<const ir::Value*, size_t> pool_by_result_;
+  std::map<const ir::Node*, size_t> fused_into_;  // a node of a conv's epilogue -> that conv's stage
   std::map<const ir::Node*, size_t> position_;  // in the graph's topological order
   std::vector<bool> out_cl_, pool_cl_;  // each conv's and each pool's result channels innermost
   std::set<std::string> output_funcs_;

@@ -158,8 +158,8 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
        "float[2, 32, 11, 9] y", "Transpose"},
       {"flatten", "  f = Flatten(c1)\n  y = Gemm<transB = 1>(f, gw)\n", "float[2, 5] y", "Flatten"},
       {"rows conv (1x1, 32 taps)", "  y = Conv(c1, pw)\n", "float[2, 32, 9, 11] y", "rows-family"},
-      {"graph output beside a conv", "  r = Relu(c1)\n  z = Conv<pads = [1, 1, 1, 1]>(r, w2)\n  y = Add(z, r)\n",
-       "float[2, 32, 9, 11] y", "graph output"},
+      {"graph output beside a conv", "  r = Relu(c1)\n  z = Conv<pads = [1, 1, 1, 1]>(r, w2)\n  y = Sigmoid(r)\n",
+       "float[2, 32, 9, 11] y, float[2, 32, 9, 11] z", "graph output"},
   };
   for (const Blocker& b : cases) {
     SCOPED_TRACE(b.what);
@@ -177,6 +177,43 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
     const std::vector<std::string> forced = check(text, LayoutPolicy::ChannelsLast, w);
     EXPECT_TRUE(stored_channels_innermost(forced, "c1")) << line_of(forced, "c1");
     check(text, LayoutPolicy::Nchw, w);
+  }
+}
+
+// A residual read by the epilogue of a channels-family conv that writes a
+// graph output (NCHW): the epilogue reads it a vector of channels at a time,
+// so the conv producing it stays channels innermost; a residual read by a
+// plain Add after a pool (no epilogue: a pool is no producer) keeps NCHW.
+TEST(LayoutPlan, ResidualReadByAnEpilogue) {
+  for (bool baked : {true, false}) {
+    Weights w{baked};
+    w.add("w1", {32, 8, 3, 3});
+    w.add("w2", {32, 32, 3, 3});
+    w.add("w3", {32, 32, 3, 3});
+    const std::string text = std::string(kHeader) +
+                             w.signature("float[2, 8, 9, 11] x", "float[2, 32, 9, 11] y, float[2, 32, 9, 11] z") + R"(
+  c1 = Conv<pads = [1, 1, 1, 1]>(x, w1)
+  r1 = Relu(c1)
+  c2 = Conv<pads = [1, 1, 1, 1]>(r1, w2)
+  r2 = Relu(c2)
+  c3 = Conv<pads = [1, 1, 1, 1]>(r2, w3)
+  a = Add(c3, r1)
+  y = Relu(a)
+  p = MaxPool<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(r2)
+  z = Add(p, c2)
+})";
+    for (LayoutPolicy p : kPolicies) {
+      const std::vector<std::string> lines = check(text, p, w);
+      const bool cl = p != LayoutPolicy::Nchw;
+      EXPECT_EQ(stored_channels_innermost(lines, "c1"), cl) << line_of(lines, "c1");
+      EXPECT_EQ(input_channels_innermost(lines, "c2"), cl) << line_of(lines, "c2");
+      if (p == LayoutPolicy::Auto) {
+        EXPECT_NE(line_of(lines, "c1").find("the epilogues of channels-family convs 'Conv_2' (Conv)"), std::string::npos)
+            << line_of(lines, "c1");
+        // c2 feeds a plain Add that writes graph output z: NCHW.
+        EXPECT_FALSE(stored_channels_innermost(lines, "c2")) << line_of(lines, "c2");
+      }
+    }
   }
 }
 
