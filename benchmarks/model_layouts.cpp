@@ -6,7 +6,7 @@
 // peak heap beside each. Prints a Markdown table and each model's plan.
 //
 //   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile] [--fit-rows=0] [--epilogues=relu]
-//                 [--pool-layouts=0]
+//                 [--pool-layouts=0] [--weights=runtime]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -63,7 +63,7 @@ void counting_free(Halide::JITUserContext*, void* q) {
 
 struct Compiled {
   batchconv::compiler::LoweredModel low;
-  std::vector<Halide::Buffer<float>> ins, outs;
+  std::vector<Halide::Buffer<float>> ins, outs, weights;  // weights: with --weights=runtime
   double flops = 0;
 };
 
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
   }
   int reps = 9;
-  bool profile = false, fit_rows = true, relu_epilogues_only = false, pool_layouts = true;
+  bool profile = false, fit_rows = true, relu_epilogues_only = false, pool_layouts = true, runtime_weights = false;
   std::vector<std::string> only;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
       relu_epilogues_only = a == "--epilogues=relu";
     } else if (a == "--fit-rows=0" || a == "--fit-rows=1") {
       fit_rows = a.back() == '1';
+    } else if (a == "--weights=runtime" || a == "--weights=baked") {
+      runtime_weights = a == "--weights=runtime";
     } else if (a == "--pool-layouts=0" || a == "--pool-layouts=1") {
       pool_layouts = a.back() == '1';
     } else if (a.rfind("--only=", 0) == 0) {
@@ -102,14 +104,15 @@ int main(int argc, char** argv) {
       for (std::string m; std::getline(ss, m, ',');) only.push_back(m);
     } else {
       std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile] [--fit-rows=0]\n"
-                           "                     [--epilogues=relu] [--pool-layouts=0]\n"
+                           "                     [--epilogues=relu] [--pool-layouts=0] [--weights=runtime]\n"
                            "  --profile: Halide's profiler in the pipelines (time per stage, printed at exit;\n"
                            "             the timings then include its sampling)\n"
                            "  --fit-rows=0: channels convs without tiles fitted to the row (the runtime's point)\n"
                            "  --epilogues=relu: a conv's epilogue is at most one Relu (the fusion plan before\n"
                            "             elementwise chains); default: chains after convs, Gemms and MatMuls\n"
                            "  --pool-layouts=0: pools store NCHW and a conv read by one stays NCHW (the layout\n"
-                           "             plan before pools took channels innermost)\n");
+                           "             plan before pools took channels innermost)\n"
+                           "  --weights=runtime: the weights are arguments of the pipelines, not baked in\n");
       return 2;
     }
   }
@@ -163,6 +166,7 @@ int main(int argc, char** argv) {
       o.fit_rows = fit_rows;
       o.relu_epilogues_only = relu_epilogues_only;
       o.pool_layouts = pool_layouts;
+      o.runtime_weights = runtime_weights;
       Compiled& c = variants[k];
       c.low = batchconv::compiler::lower_model(*model, spec.name, o);
       for (batchconv::compiler::ParamInfo& p : c.low.inputs) {
@@ -170,6 +174,13 @@ int main(int argc, char** argv) {
         c.ins.emplace_back(ext);
         c.ins.back().for_each_value([&](float& f) { f = nd(rng); });
         p.param.set(c.ins.back());
+      }
+      for (batchconv::compiler::ParamInfo& p : c.low.weights) {
+        const batchconv::ir::Tensor& w = *model->graph.find_value(p.onnx_name)->constant;
+        std::vector<int> ext(p.shape.rbegin(), p.shape.rend());
+        c.weights.emplace_back(ext);
+        std::copy(w.f.begin(), w.f.end(), c.weights.back().data());
+        p.param.set(c.weights.back());
       }
       for (const batchconv::compiler::OutputInfo& out : c.low.outputs) {
         std::vector<int> ext(out.internal_extents.begin(), out.internal_extents.end());

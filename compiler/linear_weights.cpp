@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "linear_chooser.h"
+#include "linear_schedule_cpu.h"
+
 namespace batchconv::compiler {
 
 namespace {
@@ -54,6 +57,32 @@ LinearWeights baked_linear_weights(LoweringContext& cx, const ir::Node& n, const
                                      : "columns not a multiple of the " + std::to_string(tile_width(N, facts)) +
                                            "-column tile");
   cx.weight_lines.push_back(line);
+  return w;
+}
+
+std::optional<LinearWeights> runtime_linear_weights(LoweringContext& cx, const ir::Node& n, const LTensor& b,
+                                                    bool transposed, int64_t rows,
+                                                    const batchconv_gen::TargetFacts& facts) {
+  const int64_t K = transposed ? b.shape[1] : b.shape[0], N = transposed ? b.shape[0] : b.shape[1];
+  const int width = linear_panel_width(N, facts);
+  // One row block (linear_schedule_cpu.h: kLinearRowTiles tiles of
+  // linear_row_tile rows) copies each panel once anyway.
+  const int64_t block = static_cast<int64_t>(batchconv_gen::kLinearRowTiles) * batchconv_gen::linear_row_tile(facts);
+  if (width == 0 || rows <= block ||
+      batchconv_gen::choose_linear_panels(rows, K, N, facts) == batchconv_gen::LinearPanels::None)
+    return std::nullopt;
+  const int64_t W = width, T = N / W;
+  LinearWeights w;
+  w.width = width;
+  Halide::Var j("j"), k("k"), t("t");
+  Halide::Func p(cx.unique_c_name("f_" + n.name + "_panels"));
+  Halide::Expr col = t * static_cast<int32_t>(W) + j;
+  p(j, k, t) = transposed ? read(b, {col, k}) : read(b, {k, col});
+  p.compute_root().vectorize(j, std::min(width, facts.vector_floats)).parallel(t);
+  w.tensor = make_tensor(p, {T, K, W});
+  cx.weight_lines.push_back("node " + ir::describe(&n) + ": B (" + std::to_string(K) + " x " + std::to_string(N) +
+                            ") known at run time, packed once per call into " + std::to_string(T) +
+                            (T == 1 ? " panel of " : " panels of ") + std::to_string(K) + " x " + std::to_string(W));
   return w;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "lowering_context.h"
 #include "schedule_space.h"
@@ -32,5 +33,14 @@ int linear_panel_width(int64_t n, const batchconv_gen::TargetFacts& facts);
 // rather than transposing gathers.
 LinearWeights baked_linear_weights(LoweringContext& cx, const ir::Node& n, const ir::Tensor& b, bool transposed,
                                    const batchconv_gen::TargetFacts& facts);
+
+// B (K, N), or (N, K) when `transposed`, known only at run time (a runtime
+// weight, or a tensor the model computes): packed into the same panels once per call by a stage of
+// the pipeline, where the tiles would otherwise copy their panels in every
+// row block (the chooser picks panels, linear_chooser.h, and `rows` spans
+// more than one block); else nullopt (the tiles read or copy B as it is).
+std::optional<LinearWeights> runtime_linear_weights(LoweringContext& cx, const ir::Node& n, const LTensor& b,
+                                                    bool transposed, int64_t rows,
+                                                    const batchconv_gen::TargetFacts& facts);
 
 }  // namespace batchconv::compiler

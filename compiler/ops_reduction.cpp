@@ -71,7 +71,7 @@ void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, 
 Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::vector<Var>& vars,
                  const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t k, int64_t cols,
                  const batchconv_gen::LinearOperands& operands, const Epilogue& epilogue) {
-  // operands.weights undefined: B is baked in as panels (linear_weights.h), read in place.
+  // operands.weights undefined: B is stored as panels (linear_weights.h), read in place.
   Func f = cx.func(n);
   f(vars) = epilogue.apply(cx, acc(vars), shape, onnx_index(vars));
   if (cx.target().has_gpu_feature()) {
@@ -142,15 +142,17 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   rows(row_args) = operand(a, as, row, k, true);
   Func acc = cx.func(n, "acc");
   acc(vars) = 0.0f;
-  // A baked 2-D B: stored as the CPU tiles read it (linear_weights.h).
-  std::optional<LinearWeights> baked;
+  // A 2-D B baked in, or a runtime weight, stored as the CPU tiles read it (linear_weights.h).
+  std::optional<LinearWeights> stored;
   if (b.rank() == 2 && baked_float(b) && !cx.target().has_gpu_feature())
-    baked = baked_linear_weights(cx, n, *b.constant, false, batchconv_gen::target_facts(cx.target()));
+    stored = baked_linear_weights(cx, n, *b.constant, false, batchconv_gen::target_facts(cx.target()));
+  else if (b.rank() == 2 && !b.constant && !cx.target().has_gpu_feature())
+    stored = runtime_linear_weights(cx, n, b, false, M * numel(batch), batchconv_gen::target_facts(cx.target()));
   const Expr col = idx[batch.size() + 1];
-  acc(vars) += rows(row_call) * (baked ? baked->at(r, col) : operand(b, bs, r, col, false));
+  acc(vars) += rows(row_call) * (stored ? stored->at(r, col) : operand(b, bs, r, col, false));
   // B's column is its Func's first argument (none for a 1-D B or panels).
-  batchconv_gen::LinearOperands operands{rows, b.rank() > 1 && !baked ? b.f : Func(), 0};
-  if (baked && baked->width == 0) operands.weights = baked->tensor.f;
+  batchconv_gen::LinearOperands operands{rows, b.rank() > 1 && !stored ? b.f : Func(), 0};
+  if (stored && stored->width == 0) operands.weights = stored->tensor.f;
   Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands, epilogue);
   LTensor t = make_tensor(f, full);
   if (shape == full) {
@@ -176,10 +178,12 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   if (a.rank() != 2 || b.rank() != 2) cx.fail(n, "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
   const bool ta = n.attr_int("transA", 0) != 0;
   const bool tb = n.attr_int("transB", 0) != 0;
-  // Baked in: stored as the CPU tiles read it (linear_weights.h).
-  std::optional<LinearWeights> baked;
+  // Baked in, or a runtime weight: stored as the CPU tiles read it (linear_weights.h).
+  std::optional<LinearWeights> stored;
   if (b.rank() == 2 && baked_float(b) && !cx.target().has_gpu_feature())
-    baked = baked_linear_weights(cx, n, *b.constant, tb, batchconv_gen::target_facts(cx.target()));
+    stored = baked_linear_weights(cx, n, *b.constant, tb, batchconv_gen::target_facts(cx.target()));
+  else if (b.rank() == 2 && !b.constant && !cx.target().has_gpu_feature())
+    stored = runtime_linear_weights(cx, n, b, tb, ta ? a.shape[1] : a.shape[0], batchconv_gen::target_facts(cx.target()));
   const ir::Attribute* al = n.attr("alpha");
   const ir::Attribute* be = n.attr("beta");
   const float alpha = al ? al->f : 1.0f, beta = be ? be->f : 1.0f;
@@ -204,12 +208,12 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   Var k("k");
   Func rows = cx.func(n, "rows");
   rows(k, y) = ta ? read(a, {k, row}) : read(a, {row, k});
-  Expr bv = baked ? baked->at(r, x) : tb ? read(b, {x, r}) : read(b, {r, x});
+  Expr bv = stored ? stored->at(r, x) : tb ? read(b, {x, r}) : read(b, {r, x});
   acc(x, y) += alpha * rows(r, y) * bv;
   // B's column is its Func's first argument, its second when transposed.
   batchconv_gen::LinearOperands operands{rows, Func(), 0};
-  if (!baked) operands = {rows, b.f, tb ? 1 : 0};
-  else if (baked->width == 0) operands = {rows, baked->tensor.f, 0};
+  if (!stored) operands = {rows, b.f, tb ? 1 : 0};
+  else if (stored->width == 0) operands = {rows, stored->tensor.f, 0};
   Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands, epilogue);
   epilogue.define(cx, n, make_tensor(f, shape));
 }

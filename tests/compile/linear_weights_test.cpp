@@ -13,6 +13,8 @@
 
 #include "compile_test_support.h"
 #include "linear_weights.h"
+#include "linear_chooser.h"
+#include "linear_schedule_cpu.h"
 #include "target_facts.h"
 
 namespace batchconv::testing {
@@ -25,17 +27,21 @@ struct LinearCase {
   bool trans_b;   // Gemm transB = 1: B baked (cols, k)
   int64_t rows, k, cols;
   const char* epilogue;  // "" or an op applied to the result ("Relu", "Add" of a graph input)
+  bool runtime = false;  // B a graph input (known at run time), not baked in
 };
 
 std::string model_text(const LinearCase& c) {
   std::ostringstream t;
-  const std::string b = c.trans_b ? baked("w", c.cols, c.k) : baked("w", c.k, c.cols);
+  const std::string b = c.runtime ? "" : c.trans_b ? baked("w", c.cols, c.k) : baked("w", c.k, c.cols);
+  const std::string wdecl = c.trans_b ? "float[" + std::to_string(c.cols) + ", " + std::to_string(c.k) + "] w"
+                                      : "float[" + std::to_string(c.k) + ", " + std::to_string(c.cols) + "] w";
   const std::string a = c.matmul ? "float[2, " + std::to_string(c.rows) + ", " + std::to_string(c.k) + "] a"
                                  : "float[" + std::to_string(c.rows) + ", " + std::to_string(c.k) + "] a";
   const std::string y = c.matmul ? "float[2, " + std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] y"
                                  : "float[" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] y";
   const std::string add = std::string(c.epilogue) == "Add" ? ", float[" + std::to_string(c.cols) + "] s" : "";
-  t << kHeader << "g (" << a << add << ") => (" << y << ") <" << b << "> {\n";
+  t << kHeader << "g (" << a << add << (c.runtime ? ", " + wdecl : "") << ") => (" << y << ")"
+    << (c.runtime ? "" : " <" + b + ">") << " {\n";
   const std::string op = c.matmul ? "MatMul" : c.trans_b ? "Gemm<transB = 1>" : "Gemm<alpha = 0.5>";
   const std::string out = std::string(c.epilogue).empty() ? "y" : "p";
   t << "  " << out << " = " << op << "(a, w)\n";
@@ -50,6 +56,50 @@ std::string model_text(const LinearCase& c) {
 int64_t expected_width(int64_t cols, int vec) {
   const int64_t width = cols >= 2 * vec ? 2 * vec : vec;
   return cols >= vec && cols % width == 0 ? width : 0;
+}
+
+// B known only at run time: packed once per call by a stage of the pipeline
+// where the tiles would copy their panels in more than one row block (the
+// chooser picks panels: K >= 512 and 16 two-vector column tiles), else read
+// or copied by the tiles as before.
+TEST(LinearWeights, RuntimeWeightsMatchTheInterpreter) {
+  const std::vector<LinearCase> cases = {
+      {false, false, 100, 512, 512, "Relu", true},  // packed on both targets
+      {false, true, 100, 512, 512, "", true},       // transposed: packed on both
+      {false, false, 30, 512, 512, "", true},       // one row block: not packed
+      {true, false, 60, 512, 256, "Add", true},     // 2 x 60 rows; 256 columns: panels on AVX2 only
+      {false, false, 100, 64, 512, "", true},       // short K: no panels, not packed
+  };
+  const std::vector<std::string> targets = {"x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41",
+                                            "x86-64-linux-avx-avx2-f16c-fma-sse41"};
+  for (const std::string& ts : targets) {
+    const Halide::Target target(ts);
+    const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(target);
+    for (const LinearCase& c : cases) {
+      const std::string text = model_text(c);
+      std::unique_ptr<ir::Model> m = parse(text);
+      compiler::LowerOptions lo;
+      lo.target = target;
+      compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", lo);
+      const int64_t rows = c.matmul ? 2 * c.rows : c.rows;
+      const int64_t block = batchconv_gen::kLinearRowTiles * batchconv_gen::linear_row_tile(facts);
+      const bool packed = expected_width(c.cols, facts.vector_floats) > 0 && rows > block &&
+                          batchconv_gen::choose_linear_panels(rows, c.k, c.cols, facts) != batchconv_gen::LinearPanels::None;
+      const std::string what = ts + ": " + std::to_string(rows) + " x " + std::to_string(c.k) + " x " +
+                               std::to_string(c.cols) + (c.trans_b ? " transB" : "");
+      if (packed) {
+        ASSERT_EQ(low.linear_weights.size(), 1u) << what;
+        EXPECT_NE(low.linear_weights[0].find("known at run time, packed once per call"), std::string::npos)
+            << what << ": " << low.linear_weights[0];
+      } else {
+        EXPECT_TRUE(low.linear_weights.empty()) << what << ": " << low.linear_weights[0];
+      }
+      interp::TensorMap in = interp::random_inputs(*m, std::random_device{}());
+      interp::TensorMap want = run_reference(*m, in);
+      interp::TensorMap got = run_jit(low, *m, in);
+      EXPECT_LE(interp::max_relative_difference(got.at("y"), want.at("y")), 1e-4) << what;
+    }
+  }
 }
 
 TEST(LinearWeights, PanelWidthRule) {
