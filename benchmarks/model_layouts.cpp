@@ -6,7 +6,7 @@
 // peak heap beside each. Prints a Markdown table and each model's plan.
 //
 //   model-layouts [--reps=N] [--only=<model>[,<model>...]] [--profile] [--fit-rows=0] [--epilogues=relu]
-//                 [--pool-layouts=0] [--weights=runtime]
+//                 [--pool-layouts=0] [--weights=runtime] [--nchw=rows]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   }
   int reps = 9;
   bool profile = false, fit_rows = true, relu_epilogues_only = false, pool_layouts = true, runtime_weights = false;
+  bool nchw_rows = false;
   std::vector<std::string> only;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
       relu_epilogues_only = a == "--epilogues=relu";
     } else if (a == "--fit-rows=0" || a == "--fit-rows=1") {
       fit_rows = a.back() == '1';
+    } else if (a == "--nchw=rows" || a == "--nchw=chooser") {
+      nchw_rows = a == "--nchw=rows";
     } else if (a == "--weights=runtime" || a == "--weights=baked") {
       runtime_weights = a == "--weights=runtime";
     } else if (a == "--pool-layouts=0" || a == "--pool-layouts=1") {
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
       for (std::string m; std::getline(ss, m, ',');) only.push_back(m);
     } else {
       std::fprintf(stderr, "usage: model-layouts [--reps=N] [--only=<model>[,...]] [--profile] [--fit-rows=0]\n"
-                           "                     [--epilogues=relu] [--pool-layouts=0] [--weights=runtime]\n"
+                           "                     [--epilogues=relu] [--pool-layouts=0] [--weights=runtime] [--nchw=rows]\n"
                            "  --profile: Halide's profiler in the pipelines (time per stage, printed at exit;\n"
                            "             the timings then include its sampling)\n"
                            "  --fit-rows=0: channels convs without tiles fitted to the row (the runtime's point)\n"
@@ -112,7 +115,9 @@ int main(int argc, char** argv) {
                            "             elementwise chains); default: chains after convs, Gemms and MatMuls\n"
                            "  --pool-layouts=0: pools store NCHW and a conv read by one stays NCHW (the layout\n"
                            "             plan before pools took channels innermost)\n"
-                           "  --weights=runtime: the weights are arguments of the pipelines, not baked in\n");
+                           "  --weights=runtime: the weights are arguments of the pipelines, not baked in\n"
+                           "  --nchw=rows: the NCHW-only build also puts every conv on the rows family (x vectors),\n"
+                           "             as the compiler did before the chooser's families and the layout plan\n");
       return 2;
     }
   }
@@ -127,6 +132,8 @@ int main(int argc, char** argv) {
               bcbench::cpu_description().c_str(), threads, lim.fma_gflops, lim.fma_isa.c_str(), lim.copy_gbs,
               BCBENCH_HALIDE_VERSION, batchconv_gen::host_target().to_string().c_str(), reps,
               std::getenv("OMP_WAIT_POLICY"));
+  if (nchw_rows) std::printf("NCHW only: every conv also on the rows family (--nchw=rows).\n\n");
+  if (runtime_weights) std::printf("Weights: arguments of the pipelines (--weights=runtime).\n\n");
   std::vector<ModelSpec> specs = benchmark_models();
   std::printf("oneDNN %s, layer by layer in its blocked layouts (reorders at the edges and where layouts differ);\n"
               "PyTorch layer by layer (benchmarks/model_peer.py, NCHW, no_grad, 2 threads), after the others.\n\n",
@@ -167,6 +174,7 @@ int main(int argc, char** argv) {
       o.relu_epilogues_only = relu_epilogues_only;
       o.pool_layouts = pool_layouts;
       o.runtime_weights = runtime_weights;
+      o.rows_family_only = nchw_rows && k == 1;
       Compiled& c = variants[k];
       c.low = batchconv::compiler::lower_model(*model, spec.name, o);
       for (batchconv::compiler::ParamInfo& p : c.low.inputs) {

@@ -128,6 +128,10 @@ struct LowerOptions {
   // false keeps them NCHW and makes them block their input's layout, as the
   // plan did before (model-layouts --pool-layouts=0 measures the difference).
   bool pool_layouts = true;
+  // Every CPU conv on the rows family (x vectors, NCHW), as the compiler
+  // scheduled them before the chooser's families and the layout plan: the
+  // baseline model-layouts --nchw=rows measures against.
+  bool rows_family_only = false;
 };
 
 class LoweringContext {

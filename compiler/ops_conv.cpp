@@ -218,6 +218,13 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.extents_known = true;
   cx.conv_problems.push_back({ir::describe(&n), q});
   ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
+  if (cx.options().rows_family_only && choice.schedule.family != batchconv_gen::ConvFamily::Gpu) {
+    batchconv_gen::ConvSchedule rows;
+    rows.family = batchconv_gen::ConvFamily::Rows;
+    choice.schedule = batchconv_gen::fill_defaults(rows, facts);
+    choice.from_record = false;
+    choice.explanation = "rows family only (the baseline)";
+  }
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
   const bool lanes = choice.schedule.family == batchconv_gen::ConvFamily::Lanes;
   // The chooser's channels convs with a vector of input channels per group

@@ -139,6 +139,30 @@ TEST(LayoutPlan, ChannelsFamilyChainStaysChannelsInnermost) {
   }
 }
 
+// The rows-family baseline (LowerOptions::rows_family_only, model-layouts
+// --nchw=rows): every conv on the rows family, every result NCHW, the same
+// function.
+TEST(LayoutPlan, RowsFamilyBaseline) {
+  for (bool baked : {true, false}) {
+    Weights w{baked};
+    const std::string text = residual_stack(w);
+    std::unique_ptr<ir::Model> m = parse(text);
+    compiler::LowerOptions o;
+    o.rows_family_only = true;
+    compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
+    ASSERT_EQ(low.conv_schedules.size(), 3u);
+    for (const std::string& s : low.conv_schedules) EXPECT_NE(s.find("family=rows"), std::string::npos) << s;
+    for (const char* v : {"c1", "c2", "y"})
+      EXPECT_FALSE(stored_channels_innermost(low.layout_explanations, v)) << line_of(low.layout_explanations, v);
+    interp::TensorMap in = interp::random_inputs(*m, std::random_device{}());
+    for (const auto& [name, a] : w.scale)
+      for (float& v : in.at(name).f) v *= a;
+    interp::TensorMap want = run_reference(*m, in);
+    interp::TensorMap got = run_jit(low, *m, in);
+    EXPECT_LE(interp::max_relative_difference(got.at("y"), want.at("y")), 1e-4);
+  }
+}
+
 // Readers that need NCHW: under Auto the conv they read stays NCHW (and the
 // line names the reader); under nhwc they read a channels-innermost result.
 struct Blocker {
