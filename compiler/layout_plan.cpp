@@ -22,6 +22,7 @@ std::string quoted(const ir::Node* n) { return ir::describe(n); }
 struct Readers {
   std::vector<const ir::Node*> convs;  // channels-family convs reading the value as their input
   std::vector<const ir::Node*> epilogues;  // channels-family convs whose epilogue reads it (a residual)
+  std::vector<const ir::Node*> globals;    // global pools reading it in channel vectors
   std::vector<std::string> edges;      // graph outputs written channels-last (--edge-layout)
   std::string blocker;                 // why it must stay NCHW; empty if nothing stops it
 };
@@ -69,7 +70,7 @@ class Planner {
         Readers r;
         std::set<const ir::Value*> seen;
         collect(st.result, r, seen);
-        if (r.blocker.empty() && r.convs.empty() && r.edges.empty() && r.epilogues.empty())
+        if (r.blocker.empty() && r.convs.empty() && r.edges.empty() && r.epilogues.empty() && r.globals.empty())
           r.blocker = "nothing reads it";
         if (r.blocker.empty()) {
           out_cl[k] = true;
@@ -79,7 +80,10 @@ class Planner {
           if (!r.convs.empty() && !r.epilogues.empty()) why[k] += " and";
           if (!r.epilogues.empty()) why[k] += " the epilogues of channels-family convs";
           for (size_t j = 0; j < r.epilogues.size(); ++j) why[k] += (j ? ", " : " ") + quoted(r.epilogues[j]);
-          if ((!r.convs.empty() || !r.epilogues.empty()) && !r.edges.empty()) why[k] += " and";
+          if ((!r.convs.empty() || !r.epilogues.empty()) && !r.globals.empty()) why[k] += " and";
+          if (!r.globals.empty()) why[k] += " global pools";
+          for (size_t j = 0; j < r.globals.size(); ++j) why[k] += (j ? ", " : " ") + quoted(r.globals[j]);
+          if ((!r.convs.empty() || !r.epilogues.empty() || !r.globals.empty()) && !r.edges.empty()) why[k] += " and";
           for (size_t j = 0; j < r.edges.size(); ++j)
             why[k] += (j ? ", '" : " channels-last graph output '") + r.edges[j] + "'";
         } else {
@@ -95,12 +99,16 @@ class Planner {
     for (PoolStage& p : cx_.pool_stages) {
       std::set<const ir::Value*> seen;
       const ir::Node* from = nullptr;
-      const bool cl = cx_.options().pool_layouts && !p.result->is_graph_output &&
+      const bool cl = cx_.options().pool_layouts && (p.global || !p.result->is_graph_output) &&
                       traced_channels_innermost(p.node->inputs[0], seen, from);
-      pool_cl_.push_back(cl);
+      // A global pool's result is no channels-innermost tensor to its readers
+      // (at 1 x 1, NCHW is the same order).
+      pool_cl_.push_back(cl && !p.global);
       p.schedule(cl);
       std::string line = "node " + quoted(p.node) + " -> '" + p.result->name + "': result ";
-      if (cl) line += "channels innermost: its input is, from " + quoted(from);
+      if (p.global) line += std::string("(N, C, 1, 1); input read ") +
+                            (cl ? "channels innermost from " + quoted(from) : std::string("NCHW"));
+      else if (cl) line += "channels innermost: its input is, from " + quoted(from);
       else if (!cx_.options().pool_layouts) line += "NCHW: pool layouts are off";
       else if (p.result->is_graph_output) line += "NCHW: a graph output";
       else line += "NCHW: its input is NCHW";
@@ -136,6 +144,11 @@ class Planner {
     return p.node;
   }
 
+  bool is_global_pool(const ir::Node* n) const {
+    auto it = pool_by_node_.find(n);
+    return it != pool_by_node_.end() && cx_.pool_stages[it->second].global;
+  }
+
   size_t position(const ir::Node* n) const {
     auto it = position_.find(n);
     return it == position_.end() ? position_.size() : it->second;
@@ -166,6 +179,8 @@ class Planner {
         // stores its register tiles: a vector of channels at a time,
         // whatever the conv's own result's layout.
         if (std::find(r.epilogues.begin(), r.epilogues.end(), p) == r.epilogues.end()) r.epilogues.push_back(p);
+      } else if (is_global_pool(n) && u.index == 0 && cx_.options().pool_layouts) {
+        r.globals.push_back(n);  // its (N, C, 1, 1) result is the same in either order
       } else if (cx_.is_fused(n) || layout_transparent(*n) ||
                  (cx_.options().pool_layouts && pool_by_node_.count(n) && u.index == 0)) {
         // (A pool reads a channels-innermost input in channel vectors and

@@ -17,7 +17,10 @@
 // channels-last): a reorder is never made where some reader pays
 // for it (a reshape, a matmul, a rows-family conv, a graph output). A pool
 // (MaxPool, AveragePool over 2-D maps, on a CPU) stores its result channels
-// innermost exactly where its input is, and is no graph output.
+// innermost exactly where its input is, and is no graph output; a
+// GlobalAveragePool reads a channels-innermost input in channel vectors.
+// A value read beside a channels-family conv's own value by that conv's
+// epilogue (a residual Add) counts as read in channel vectors too.
 // Policy Nchw keeps every result NCHW (the A/B baseline); ChannelsLast
 // stores every result that is not a graph output channels innermost (the
 // tests' way of making every reader read a channels-innermost tensor).

@@ -94,12 +94,16 @@ struct ConvStage {
 // A 2-D pool (MaxPool, AveragePool) on a CPU whose storage waits for the
 // layout plan too: channels innermost where its input is and its readers
 // take it (layout_plan.cpp), else NCHW. compute_root from the start.
+// A GlobalAveragePool (`global`) has a (N, C, 1, 1) result, the same in
+// either order: the plan decides only whether it reads its input in
+// channel vectors.
 struct PoolStage {
   const ir::Node* node = nullptr;
   const ir::Value* result = nullptr;
   Halide::Func f;              // f(x, y, c, n)
   std::vector<int64_t> shape;  // ONNX order (N, C, H, W)
-  std::function<void(bool output_channels_innermost)> schedule;
+  std::function<void(bool channels_innermost)> schedule;
+  bool global = false;
 };
 
 struct LowerOptions {

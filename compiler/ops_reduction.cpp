@@ -304,7 +304,32 @@ void global_average_pool(LoweringContext& cx, const ir::Node& n) {
   f(vars) += read(x, in_idx);
   Func g = cx.func(n, "mean");
   g(vars) = f(vars) * (1.0f / static_cast<float>(count));
-  schedule_reduction(f, reversed(shape), cx.target());
+  if (sp == 2 && !cx.target().has_gpu_feature()) {
+    // Scheduled once the layout plan knows how its input is stored: stored
+    // channels innermost, a vector of channels is summed over the map.
+    f.compute_root();
+    const Halide::Target target = cx.target();
+    PoolStage stage{&n, n.outputs[0], f, shape, {}, true};
+    stage.schedule = [f, r, shape, target](bool channels_innermost) mutable {
+      if (!channels_innermost) {
+        schedule_reduction(f, reversed(shape), target);
+        return;
+      }
+      std::vector<Var> a = f.args();  // x, y (extent 1), c, n
+      const int vec = target.natural_vector_size<float>();
+      Halide::Stage u = f.update();
+      u.reorder(a[2], r[0], r[1], a[0], a[1], a[3]);
+      if (shape[1] >= vec) {
+        f.vectorize(a[2], vec, Halide::TailStrategy::GuardWithIf);
+        u.vectorize(a[2], vec, Halide::TailStrategy::GuardWithIf);
+      }
+      f.parallel(a[3]);
+      u.parallel(a[3]);
+    };
+    cx.pool_stages.push_back(std::move(stage));
+  } else {
+    schedule_reduction(f, reversed(shape), cx.target());
+  }
   LTensor t = make_tensor(g, shape);
   t.cheap = false;
   cx.define(n.outputs[0], std::move(t));

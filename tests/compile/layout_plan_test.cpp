@@ -281,6 +281,38 @@ TEST(LayoutPlan, PoolsBetweenConvsKeepChannelsInnermost) {
   }
 }
 
+// A ResNet's tail: a global average pool reads the last conv's result in
+// channel vectors (its (N, C, 1, 1) result is the same in either order, here
+// also a graph output), so that conv stays channels innermost; 40 channels
+// (a ragged vector on AVX-512).
+TEST(LayoutPlan, GlobalPoolReadsChannelsInnermost) {
+  for (bool baked : {true, false}) {
+    Weights w{baked};
+    w.add("w1", {32, 8, 3, 3});
+    w.add("w2", {40, 32, 3, 3});
+    w.add("fw", {5, 40});
+    const std::string text = std::string(kHeader) +
+                             w.signature("float[2, 8, 9, 11] x", "float[2, 5] y, float[2, 40, 1, 1] g") + R"(
+  c1 = Conv<pads = [1, 1, 1, 1]>(x, w1)
+  r1 = Relu(c1)
+  c2 = Conv<pads = [1, 1, 1, 1]>(r1, w2)
+  r2 = Relu(c2)
+  g = GlobalAveragePool(r2)
+  f = Flatten(g)
+  y = Gemm<transB = 1>(f, fw)
+})";
+    for (LayoutPolicy p : kPolicies) {
+      const std::vector<std::string> lines = check(text, p, w);
+      const bool cl = p != LayoutPolicy::Nchw;
+      EXPECT_EQ(stored_channels_innermost(lines, "c2"), cl) << line_of(lines, "c2");
+      EXPECT_EQ(line_of(lines, "g").find("input read channels innermost from 'Conv_1' (Conv)") != std::string::npos, cl)
+          << line_of(lines, "g");
+      if (p == LayoutPolicy::Auto)
+        EXPECT_NE(line_of(lines, "c2").find("global pools 'GlobalAveragePool'"), std::string::npos) << line_of(lines, "c2");
+    }
+  }
+}
+
 // A Concat of a channels-innermost conv result and an NCHW graph input, read
 // by a conv; and 20 output channels (not a multiple of a vector) stored
 // channels innermost.
