@@ -47,7 +47,7 @@ struct CompileSummary {
   std::vector<std::string> conv_schedules;  // per target, one line per conv: what scheduled it
   std::vector<std::string> layouts;         // per target, one line per conv: how its result is stored
   std::vector<std::string> epilogues;       // per target, one line per conv, Gemm or MatMul with an epilogue
-  std::vector<std::string> linear_weights;  // per target, one line per Gemm or MatMul with baked weights
+  std::vector<std::string> linear_weights;  // per target, one line per Gemm or MatMul: how its B is stored
 };
 
 // Parses "host" / "x86-64-linux-avx2" / "a,b,c"; throws Error naming a bad one.

@@ -4,6 +4,7 @@
 
 #include "linear_chooser.h"
 #include "linear_schedule_cpu.h"
+#include "target_facts.h"
 
 namespace batchconv::compiler {
 
@@ -84,6 +85,16 @@ std::optional<LinearWeights> runtime_linear_weights(LoweringContext& cx, const i
                             ") known at run time, packed once per call into " + std::to_string(T) +
                             (T == 1 ? " panel of " : " panels of ") + std::to_string(K) + " x " + std::to_string(W));
   return w;
+}
+
+std::optional<LinearWeights> linear_weights(LoweringContext& cx, const ir::Node& n, const LTensor& b, bool transposed,
+                                            int64_t rows) {
+  if (b.rank() != 2 || cx.target().has_gpu_feature()) return std::nullopt;
+  const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(cx.target());
+  if (!b.constant) return runtime_linear_weights(cx, n, b, transposed, rows, facts);
+  if (b.constant->is_float() && static_cast<int64_t>(b.constant->f.size()) == b.numel())
+    return baked_linear_weights(cx, n, *b.constant, transposed, facts);
+  return std::nullopt;
 }
 
 }  // namespace batchconv::compiler

@@ -1,9 +1,10 @@
-// Baked weights of a MatMul or Gemm (B, K x N) stored at compile time the way
-// the CPU schedule's register tiles read them (linear_schedule_cpu.h): a tile
-// covers W consecutive output columns (two vectors, or one when N is under
-// two) and all of K, so B is stored as panels P(t, k, j) = B(k, t * W + j),
-// each tile's weights one dense run read in order. No task copies a panel at
-// run time then, and no two tasks copy the same one.
+// The B (K x N) of a MatMul or Gemm stored the way the CPU schedule's
+// register tiles read it (linear_schedule_cpu.h): a tile covers W consecutive
+// output columns (two vectors, or one when N is under two) and all of K, so B
+// is stored as panels P(t, k, j) = B(k, t * W + j), each tile's weights one
+// dense run read in order. Baked weights are packed at compile time, a B
+// known only at run time by a stage of the pipeline once per call; no task
+// then copies a panel, and no two tasks copy the same one.
 #pragma once
 
 #include <cstdint>
@@ -35,12 +36,20 @@ LinearWeights baked_linear_weights(LoweringContext& cx, const ir::Node& n, const
                                    const batchconv_gen::TargetFacts& facts);
 
 // B (K, N), or (N, K) when `transposed`, known only at run time (a runtime
-// weight, or a tensor the model computes): packed into the same panels once per call by a stage of
-// the pipeline, where the tiles would otherwise copy their panels in every
-// row block (the chooser picks panels, linear_chooser.h, and `rows` spans
-// more than one block); else nullopt (the tiles read or copy B as it is).
+// weight, or a tensor the model computes): packed into the same panels once
+// per call by a stage of the pipeline, where the tiles would otherwise copy
+// their panels in every row block (the chooser picks panels,
+// linear_chooser.h, and `rows` spans more than one block); else nullopt
+// (the tiles read or copy B as it is).
 std::optional<LinearWeights> runtime_linear_weights(LoweringContext& cx, const ir::Node& n, const LTensor& b,
                                                     bool transposed, int64_t rows,
                                                     const batchconv_gen::TargetFacts& facts);
+
+// How a 2-D B of `rows` result rows in all is stored on this CPU target:
+// baked_linear_weights for baked float data, runtime_linear_weights for a B
+// known at run time; nullopt on a GPU, for another rank, or where B stays as
+// it is (the tiles read or copy it).
+std::optional<LinearWeights> linear_weights(LoweringContext& cx, const ir::Node& n, const LTensor& b, bool transposed,
+                                            int64_t rows);
 
 }  // namespace batchconv::compiler

@@ -36,7 +36,7 @@ struct LoweredModel {
   std::vector<std::pair<std::string, batchconv_gen::ConvProblem>> conv_problems;  // node, problem
   std::vector<std::string> layout_explanations;  // one line per conv: how its result is stored, and why
   std::vector<std::string> epilogues;  // one line per conv, Gemm or MatMul with an epilogue: its nodes
-  std::vector<std::string> linear_weights;  // one line per Gemm or MatMul with baked weights: their storage
+  std::vector<std::string> linear_weights;  // one line per Gemm or MatMul whose B is stored for the tiles (or not)
 };
 
 // Binds symbolic or overridden input dims: name -> full shape. Fails (Error)

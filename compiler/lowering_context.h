@@ -210,7 +210,7 @@ class LoweringContext {
   std::vector<std::string> layout_explanations;
   // One line per conv, Gemm or MatMul with an epilogue: the nodes it computes as it stores its result.
   std::vector<std::string> epilogue_lines;
-  // One line per Gemm or MatMul with baked weights: how they are stored.
+  // One line per Gemm or MatMul whose B is baked in or packed at run time: how it is stored.
   std::vector<std::string> weight_lines;
 
  private:

@@ -8,7 +8,6 @@
 // materialised first so the reduction does not recompute them.
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "ir/conv_window.h"
 #include "epilogue.h"
@@ -48,11 +47,6 @@ void schedule_channels_innermost(Func f, const std::vector<int64_t>& shape, cons
   if (shape[1] >= vec) f.vectorize(a[2], vec, Halide::TailStrategy::GuardWithIf);
   Var rows("y_n");
   f.fuse(a[1], a[3], rows).parallel(rows);
-}
-
-// A tensor whose float data is baked in.
-bool baked_float(const LTensor& t) {
-  return t.constant && t.constant->is_float() && static_cast<int64_t>(t.constant->f.size()) == t.numel();
 }
 
 void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, std::vector<int64_t> shape) {
@@ -142,12 +136,7 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   rows(row_args) = operand(a, as, row, k, true);
   Func acc = cx.func(n, "acc");
   acc(vars) = 0.0f;
-  // A 2-D B baked in, or a runtime weight, stored as the CPU tiles read it (linear_weights.h).
-  std::optional<LinearWeights> stored;
-  if (b.rank() == 2 && baked_float(b) && !cx.target().has_gpu_feature())
-    stored = baked_linear_weights(cx, n, *b.constant, false, batchconv_gen::target_facts(cx.target()));
-  else if (b.rank() == 2 && !b.constant && !cx.target().has_gpu_feature())
-    stored = runtime_linear_weights(cx, n, b, false, M * numel(batch), batchconv_gen::target_facts(cx.target()));
+  const std::optional<LinearWeights> stored = linear_weights(cx, n, b, false, M * numel(batch));
   const Expr col = idx[batch.size() + 1];
   acc(vars) += rows(row_call) * (stored ? stored->at(r, col) : operand(b, bs, r, col, false));
   // B's column is its Func's first argument (none for a 1-D B or panels).
@@ -178,18 +167,13 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   if (a.rank() != 2 || b.rank() != 2) cx.fail(n, "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
   const bool ta = n.attr_int("transA", 0) != 0;
   const bool tb = n.attr_int("transB", 0) != 0;
-  // Baked in, or a runtime weight: stored as the CPU tiles read it (linear_weights.h).
-  std::optional<LinearWeights> stored;
-  if (b.rank() == 2 && baked_float(b) && !cx.target().has_gpu_feature())
-    stored = baked_linear_weights(cx, n, *b.constant, tb, batchconv_gen::target_facts(cx.target()));
-  else if (b.rank() == 2 && !b.constant && !cx.target().has_gpu_feature())
-    stored = runtime_linear_weights(cx, n, b, tb, ta ? a.shape[1] : a.shape[0], batchconv_gen::target_facts(cx.target()));
   const ir::Attribute* al = n.attr("alpha");
   const ir::Attribute* be = n.attr("beta");
   const float alpha = al ? al->f : 1.0f, beta = be ? be->f : 1.0f;
   const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
   const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
   if (K != K2) cx.fail(n, "inner dims differ: A " + shape_str(a.shape) + ", B " + shape_str(b.shape));
+  const std::optional<LinearWeights> stored = linear_weights(cx, n, b, tb, M);
   const std::vector<int64_t> shape{M, N};
   const Epilogue epilogue = fitted_epilogue(cx, n, shape);
   if (c) {

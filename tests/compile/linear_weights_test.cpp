@@ -58,6 +58,31 @@ int64_t expected_width(int64_t cols, int vec) {
   return cols >= vec && cols % width == 0 ? width : 0;
 }
 
+const char* const kTargets[] = {"x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41",
+                                "x86-64-linux-avx-avx2-f16c-fma-sse41"};
+
+// A case's model, lowered for `target`.
+struct LoweredCase {
+  std::unique_ptr<ir::Model> model;
+  compiler::LoweredModel low;
+};
+LoweredCase lower_case(const LinearCase& c, const Halide::Target& target) {
+  LoweredCase l;
+  l.model = parse(model_text(c));
+  compiler::LowerOptions lo;
+  lo.target = target;
+  l.low = compiler::lower_model(*l.model, "test.onnxtxt", lo);
+  return l;
+}
+
+// Its result on fresh random inputs against the reference interpreter.
+void expect_matches_interpreter(LoweredCase& l, const std::string& what) {
+  interp::TensorMap in = interp::random_inputs(*l.model, std::random_device{}());
+  interp::TensorMap want = run_reference(*l.model, in);
+  interp::TensorMap got = run_jit(l.low, *l.model, in);
+  EXPECT_LE(interp::max_relative_difference(got.at("y"), want.at("y")), 1e-4) << what;
+}
+
 // B known only at run time: packed once per call by a stage of the pipeline
 // where the tiles would copy their panels in more than one row block (the
 // chooser picks panels: K >= 512 and 16 two-vector column tiles), else read
@@ -70,17 +95,12 @@ TEST(LinearWeights, RuntimeWeightsMatchTheInterpreter) {
       {true, false, 60, 512, 256, "Add", true},     // 2 x 60 rows; 256 columns: panels on AVX2 only
       {false, false, 100, 64, 512, "", true},       // short K: no panels, not packed
   };
-  const std::vector<std::string> targets = {"x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41",
-                                            "x86-64-linux-avx-avx2-f16c-fma-sse41"};
-  for (const std::string& ts : targets) {
+  for (const std::string ts : kTargets) {
     const Halide::Target target(ts);
     const batchconv_gen::TargetFacts facts = batchconv_gen::target_facts(target);
     for (const LinearCase& c : cases) {
-      const std::string text = model_text(c);
-      std::unique_ptr<ir::Model> m = parse(text);
-      compiler::LowerOptions lo;
-      lo.target = target;
-      compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", lo);
+      LoweredCase l = lower_case(c, target);
+      const compiler::LoweredModel& low = l.low;
       const int64_t rows = c.matmul ? 2 * c.rows : c.rows;
       const int64_t block = batchconv_gen::kLinearRowTiles * batchconv_gen::linear_row_tile(facts);
       const bool packed = expected_width(c.cols, facts.vector_floats) > 0 && rows > block &&
@@ -94,10 +114,7 @@ TEST(LinearWeights, RuntimeWeightsMatchTheInterpreter) {
       } else {
         EXPECT_TRUE(low.linear_weights.empty()) << what << ": " << low.linear_weights[0];
       }
-      interp::TensorMap in = interp::random_inputs(*m, std::random_device{}());
-      interp::TensorMap want = run_reference(*m, in);
-      interp::TensorMap got = run_jit(low, *m, in);
-      EXPECT_LE(interp::max_relative_difference(got.at("y"), want.at("y")), 1e-4) << what;
+      expect_matches_interpreter(l, what);
     }
   }
 }
@@ -126,17 +143,12 @@ TEST(LinearWeights, BakedWeightsMatchTheInterpreter) {
       {true, false, 1, 1, 32, ""},          // one row, K = 1
       {false, true, 30, 512, 512, "Relu"},  // long K, many column tiles: the tasks copy their rows too
   };
-  const std::vector<std::string> targets = {"x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41",
-                                            "x86-64-linux-avx-avx2-f16c-fma-sse41"};
-  for (const std::string& ts : targets) {
+  for (const std::string ts : kTargets) {
     const Halide::Target target(ts);
     const int vec = batchconv_gen::target_facts(target).vector_floats;
     for (const LinearCase& c : cases) {
-      const std::string text = model_text(c);
-      std::unique_ptr<ir::Model> m = parse(text);
-      compiler::LowerOptions lo;
-      lo.target = target;
-      compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", lo);
+      LoweredCase l = lower_case(c, target);
+      const compiler::LoweredModel& low = l.low;
       const std::string what = ts + ": " + (c.matmul ? "MatMul " : c.trans_b ? "Gemm transB " : "Gemm ") +
                                std::to_string(c.rows) + " x " + std::to_string(c.k) + " x " + std::to_string(c.cols);
       ASSERT_EQ(low.linear_weights.size(), 1u) << what;
@@ -147,10 +159,7 @@ TEST(LinearWeights, BakedWeightsMatchTheInterpreter) {
             << what << ": " << line;
       else
         EXPECT_NE(line.find("not packed"), std::string::npos) << what << ": " << line;
-      interp::TensorMap in = interp::random_inputs(*m, std::random_device{}());
-      interp::TensorMap want = run_reference(*m, in);
-      interp::TensorMap got = run_jit(low, *m, in);
-      EXPECT_LE(interp::max_relative_difference(got.at("y"), want.at("y")), 1e-4) << what;
+      expect_matches_interpreter(l, what);
     }
   }
 }
