@@ -257,6 +257,7 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   lo.runtime_weights = options.runtime_weights;
   lo.layouts = options.layouts;
   lo.channels_last_edges = options.channels_last_edges;
+  if (options.threads > 0) lo.threads = options.threads;
   if (options.runtime_weights) lo.weight_plan = &plan;
   // The interface (and the header) come from the first target's lowering;
   // with several targets each variant is lowered again with its own target,

@@ -34,6 +34,7 @@ struct CompileOptions {
   LayoutPolicy layouts = LayoutPolicy::Auto;  // --layouts: how conv results are stored (layout_plan.h)
   bool explain_layouts = false;               // --explain-layouts: lower every target's variant for the summary
   std::set<std::string> channels_last_edges;  // --edge-layout name=nhwc
+  int threads = 0;  // --threads: the cores the library will run on (0: this machine's)
   // --list-conv-problems: write the model's convs as batchconv-tune problems
   // ("label: --op=... --x=... --w=..." lines) instead of compiling it.
   std::string list_conv_problems;

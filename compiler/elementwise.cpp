@@ -23,6 +23,14 @@ const std::map<std::string, Unary>& unary_ops() {
       {"Exp", [](Expr v) { return Halide::exp(v); }},
       {"Neg", [](Expr v) { return -v; }},
       {"Sqrt", [](Expr v) { return Halide::sqrt(v); }},
+      {"Erf", [](Expr v) { return Halide::erf(v); }},
+      {"Abs", [](Expr v) { return Halide::abs(v); }},
+      {"Reciprocal", [](Expr v) { return 1.0f / v; }},
+      {"Log", [](Expr v) { return Halide::log(v); }},
+      // log(1 + e^v), without overflowing e^v where it equals v in float32.
+      {"Softplus", [](Expr v) { return Halide::select(v > 20.0f, v, Halide::log(1.0f + Halide::exp(v))); }},
+      // x * relu6(x + 3) / 6: MobileNetV3's activation.
+      {"HardSwish", [](Expr v) { return v * Halide::clamp(v * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f); }},
   };
   return ops;
 }
@@ -33,6 +41,8 @@ const std::map<std::string, Binary>& binary_ops() {
       {"Sub", [](Expr a, Expr b) { return a - b; }},
       {"Mul", [](Expr a, Expr b) { return a * b; }},
       {"Div", [](Expr a, Expr b) { return a / b; }},
+      {"Max", [](Expr a, Expr b) { return Halide::max(a, b); }},
+      {"Min", [](Expr a, Expr b) { return Halide::min(a, b); }},
   };
   return ops;
 }
@@ -40,6 +50,23 @@ const std::map<std::string, Binary>& binary_ops() {
 float attr_float(const ir::Node& n, const std::string& k, float def) {
   const ir::Attribute* a = n.attr(k);
   return a ? a->f : def;
+}
+
+// x^y. A scalar constant y of 1, 2, 3 or 0.5 is products or a square root
+// (LayerNorm's export squares its deviations: Pow(d, 2)); others are
+// Halide's pow, whose float32 result is exact for neither.
+ElementwiseOp pow_op(LoweringContext& cx, const ir::Node& n) {
+  const LTensor& e = cx.input(n, 1);
+  std::optional<double> y;
+  if (e.constant && e.numel() == 1) y = e.constant->is_float() ? e.constant->f[0] : double(e.constant->i[0]);
+  return {2, [y](const Values& v, const Values&) {
+            const Expr a = v[0];
+            if (y && *y == 1.0) return a;
+            if (y && *y == 2.0) return a * a;
+            if (y && *y == 3.0) return a * a * a;
+            if (y && *y == 0.5) return Halide::sqrt(a);
+            return y ? Halide::pow(a, Expr(static_cast<float>(*y))) : Halide::pow(a, v[1]);
+          }};
 }
 
 ElementwiseOp clip(LoweringContext& cx, const ir::Node& n) {
@@ -89,11 +116,21 @@ ElementwiseOp batch_norm(LoweringContext& cx, const ir::Node& n, const std::vect
 bool is_elementwise(const ir::Node& n) {
   if (!onnx_domain(n)) return false;
   const std::string& op = n.op_type;
-  return unary_ops().count(op) || binary_ops().count(op) || op == "LeakyRelu" || op == "Clip" ||
-         op == "BatchNormalization";
+  return unary_ops().count(op) || binary_ops().count(op) || op == "Pow" || op == "LeakyRelu" || op == "HardSigmoid" ||
+         op == "Clip" || op == "BatchNormalization";
 }
 
-size_t elementwise_operands(const ir::Node& n) { return binary_ops().count(n.op_type) ? 2 : 1; }
+std::vector<std::string> elementwise_op_types() {
+  std::vector<std::string> out;
+  for (const auto& [name, fn] : unary_ops()) out.push_back(name);
+  for (const auto& [name, fn] : binary_ops()) out.push_back(name);
+  for (const char* name : {"Pow", "LeakyRelu", "HardSigmoid", "Clip", "BatchNormalization"}) out.push_back(name);
+  return out;
+}
+
+size_t elementwise_operands(const ir::Node& n) {
+  return binary_ops().count(n.op_type) || n.op_type == "Pow" ? 2 : 1;
+}
 
 ElementwiseOp elementwise_op(LoweringContext& cx, const ir::Node& n, const std::vector<int64_t>& shape) {
   const std::string& op = n.op_type;
@@ -102,12 +139,19 @@ ElementwiseOp elementwise_op(LoweringContext& cx, const ir::Node& n, const std::
     return {1, [f](const Values& v, const Values&) { return f(v[0]); }};
   }
   if (auto b = binary_ops().find(op); b != binary_ops().end()) {
+    // Max and Min take any number of inputs in ONNX.
+    if (n.inputs.size() != 2) cx.fail(n, std::to_string(n.inputs.size()) + " inputs; only 2 are supported");
     const Binary f = b->second;
     return {2, [f](const Values& v, const Values&) { return f(v[0], v[1]); }};
   }
   if (op == "LeakyRelu") {
     const float alpha = attr_float(n, "alpha", 0.01f);
     return {1, [alpha](const Values& v, const Values&) { return Halide::select(v[0] < 0.0f, v[0] * alpha, v[0]); }};
+  }
+  if (op == "Pow") return pow_op(cx, n);
+  if (op == "HardSigmoid") {
+    const float alpha = attr_float(n, "alpha", 0.2f), beta = attr_float(n, "beta", 0.5f);
+    return {1, [=](const Values& v, const Values&) { return Halide::clamp(v[0] * alpha + beta, 0.0f, 1.0f); }};
   }
   if (op == "Clip") return clip(cx, n);
   if (op == "BatchNormalization") return batch_norm(cx, n, shape);

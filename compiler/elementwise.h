@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "lowering_context.h"
@@ -25,6 +26,8 @@ struct ElementwiseOp {
 // Whether n is an op elementwise_op lowers (by op type alone: the fusion
 // plan asks before any input is lowered).
 bool is_elementwise(const ir::Node& n);
+// Every op type is_elementwise accepts.
+std::vector<std::string> elementwise_op_types();
 // Its inputs read per element (the others are parameters).
 size_t elementwise_operands(const ir::Node& n);
 

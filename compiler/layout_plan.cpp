@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "elementwise.h"
+
 namespace batchconv::compiler {
 namespace {
 
@@ -11,10 +13,8 @@ namespace {
 // a channels-innermost input costs them nothing, and their own readers
 // decide. (Elementwise ops are inlined into their readers.)
 bool layout_transparent(const ir::Node& n) {
-  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "Sigmoid",
-                                            "Tanh", "Exp", "Neg", "Sqrt", "Clip", "BatchNormalization",
-                                            "Identity", "Concat"};
-  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) > 0;
+  return is_elementwise(n) ||
+         ((n.domain.empty() || n.domain == "ai.onnx") && (n.op_type == "Identity" || n.op_type == "Concat"));
 }
 
 std::string quoted(const ir::Node* n) { return ir::describe(n); }

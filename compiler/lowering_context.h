@@ -9,12 +9,14 @@
 // dense row-major tensor is a Halide buffer with no transposition.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "Halide.h"
@@ -136,6 +138,9 @@ struct LowerOptions {
   // scheduled them before the chooser's families and the layout plan: the
   // baseline model-layouts --nchw=rows measures against.
   bool rows_family_only = false;
+  // The cores the pipeline will run on: the chooser splits a conv's tasks
+  // by output channels where its rows give them fewer than 4 tasks each.
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
 class LoweringContext {

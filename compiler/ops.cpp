@@ -10,6 +10,7 @@ const OpRegistry& registry() {
     register_elementwise_ops(m);
     register_shape_ops(m);
     register_reduction_ops(m);
+    register_reduce_axes_ops(m);
     return m;
   }();
   return r;

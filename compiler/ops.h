@@ -24,5 +24,6 @@ void register_conv_ops(OpRegistry& r);         // Conv, batchconv.BatchedWeightC
 void register_elementwise_ops(OpRegistry& r);  // Add, Mul, Relu, ..., BatchNormalization
 void register_shape_ops(OpRegistry& r);        // Reshape, Transpose, Concat, Slice, Tile, ...
 void register_reduction_ops(OpRegistry& r);    // Gemm, MatMul, pools, Softmax
+void register_reduce_axes_ops(OpRegistry& r);  // Reduce*, GlobalAveragePool, GlobalMaxPool
 
 }  // namespace batchconv::compiler

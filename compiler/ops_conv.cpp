@@ -216,6 +216,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   // groups and its packed weights were read past their end (a bounds error).
   q.lanes_allowed = s.cout_g > 0 && facts.vector_floats % s.cout_g == 0;
   q.extents_known = true;
+  q.threads = cx.options().threads;
   cx.conv_problems.push_back({ir::describe(&n), q});
   ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
   if (cx.options().rows_family_only && choice.schedule.family != batchconv_gen::ConvFamily::Gpu) {
@@ -256,6 +257,14 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   if (channels && !choice.from_record && cx.options().fit_rows) {
     choice.schedule.ch_fit_rows = 1;
     choice.explanation += "; rows fitted";
+  }
+  // Channel chunks as tasks where the rows give the cores too few.
+  if (channels && !choice.from_record) {
+    const batchconv_gen::TaskChannels tc = batchconv_gen::choose_task_channels(q, choice.schedule, facts);
+    if (tc.channels > 0) {
+      choice.schedule.ch_task_channels = tc.channels;
+      choice.explanation += "; " + tc.reason;
+    }
   }
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
                               ": " + choice.explanation + "; point " + family_point(choice.schedule));

@@ -36,10 +36,7 @@ void lower_elementwise(LoweringContext& cx, const ir::Node& n) {
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Exp", "Neg", "Sqrt",
-                         "Clip", "BatchNormalization"}) {
-    r[op] = lower_elementwise;
-  }
+  for (const std::string& op : elementwise_op_types()) r[op] = lower_elementwise;
   // Identity (and Dropout in inference) is the same value under another name.
   r["Identity"] = [](LoweringContext& cx, const ir::Node& n) { cx.define(n.outputs[0], cx.input(n, 0)); };
 }

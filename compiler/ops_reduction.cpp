@@ -1,5 +1,5 @@
-// Ops that reduce: MatMul, Gemm, MaxPool, AveragePool, GlobalAveragePool,
-// Softmax, LogSoftmax. Each is compute_root; MatMul and Gemm take the
+// Ops that reduce: MatMul, Gemm, MaxPool, AveragePool, Softmax, LogSoftmax
+// (reductions over axes and the global pools: ops_reduce_axes.cpp). Each is compute_root; MatMul and Gemm take the
 // epilogue the fusion plan gave them and the
 // batched-linear generator's register-tiled CPU schedule
 // (generators/linear_schedule_cpu.h), the others are vectorised along
@@ -270,55 +270,6 @@ void pool(LoweringContext& cx, const ir::Node& n, bool is_max) {
   cx.pool_stages.push_back(std::move(stage));
 }
 
-void global_average_pool(LoweringContext& cx, const ir::Node& n) {
-  const LTensor& x = cx.input(n, 0);
-  const int sp = x.rank() - 2;
-  if (sp < 1) cx.fail(n, "input of shape " + shape_str(x.shape) + " has no spatial dims");
-  Halide::Region dom;
-  int64_t count = 1;
-  for (int i = sp; i-- > 0;) dom.push_back({0, i32(x.shape[2 + i])}), count *= x.shape[2 + i];
-  RDom r(dom);
-  std::vector<Var> vars = make_vars(x.rank());
-  std::vector<Expr> idx = onnx_index(vars), in_idx{idx[0], idx[1]};
-  for (int i = 0; i < sp; ++i) in_idx.push_back(r[sp - 1 - i]);
-  std::vector<int64_t> shape{x.shape[0], x.shape[1]};
-  shape.resize(x.shape.size(), 1);
-  Func f = cx.func(n);
-  f(vars) = 0.0f;
-  f(vars) += read(x, in_idx);
-  Func g = cx.func(n, "mean");
-  g(vars) = f(vars) * (1.0f / static_cast<float>(count));
-  if (sp == 2 && !cx.target().has_gpu_feature()) {
-    // Scheduled once the layout plan knows how its input is stored: stored
-    // channels innermost, a vector of channels is summed over the map.
-    f.compute_root();
-    const Halide::Target target = cx.target();
-    PoolStage stage{&n, n.outputs[0], f, shape, {}, true};
-    stage.schedule = [f, r, shape, target](bool channels_innermost) mutable {
-      if (!channels_innermost) {
-        schedule_reduction(f, reversed(shape), target);
-        return;
-      }
-      std::vector<Var> a = f.args();  // x, y (extent 1), c, n
-      const int vec = target.natural_vector_size<float>();
-      Halide::Stage u = f.update();
-      u.reorder(a[2], r[0], r[1], a[0], a[1], a[3]);
-      if (shape[1] >= vec) {
-        f.vectorize(a[2], vec, Halide::TailStrategy::GuardWithIf);
-        u.vectorize(a[2], vec, Halide::TailStrategy::GuardWithIf);
-      }
-      f.parallel(a[3]);
-      u.parallel(a[3]);
-    };
-    cx.pool_stages.push_back(std::move(stage));
-  } else {
-    schedule_reduction(f, reversed(shape), cx.target());
-  }
-  LTensor t = make_tensor(g, shape);
-  t.cheap = false;
-  cx.define(n.outputs[0], std::move(t));
-}
-
 void softmax(LoweringContext& cx, const ir::Node& n, bool log) {
   const LTensor x = materialize(cx, n, cx.input(n, 0), "x");
   const bool v13 = cx.opset("") >= 13;
@@ -358,7 +309,6 @@ void register_reduction_ops(OpRegistry& r) {
   r["Gemm"] = gemm;
   r["MaxPool"] = [](LoweringContext& cx, const ir::Node& n) { pool(cx, n, true); };
   r["AveragePool"] = [](LoweringContext& cx, const ir::Node& n) { pool(cx, n, false); };
-  r["GlobalAveragePool"] = global_average_pool;
   r["Softmax"] = [](LoweringContext& cx, const ir::Node& n) { softmax(cx, n, false); };
   r["LogSoftmax"] = [](LoweringContext& cx, const ir::Node& n) { softmax(cx, n, true); };
 }

@@ -95,6 +95,27 @@ int fitted_row_columns(const ConvProblem& p, const ConvSchedule& s, const Target
   return 0;
 }
 
+TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& t) {
+  TaskChannels r;
+  if (s.family != ConvFamily::Channels || p.threads <= 1 || t.vector_floats <= 1) return r;
+  const int64_t rows = std::max(1, s.ch_task_rows);
+  const int64_t tasks = (p.out_h + rows - 1) / rows * p.groups * p.n * p.batch;
+  const int64_t want = 4 * int64_t{p.threads};
+  if (tasks >= want) return r;
+  const int64_t tile = int64_t{t.vector_floats} * std::max(s.ch_vectors, 2);
+  const int64_t tiles = p.cout_g / tile;  // whole tiles of a group
+  if (tiles < 2) return r;
+  const int64_t split = std::min(tiles, (want + tasks - 1) / tasks);
+  const int64_t chunk = (tiles + split - 1) / split * tile;
+  if (chunk >= p.cout_g) return r;
+  r.channels = static_cast<int>(chunk);
+  const int64_t chunks = (p.cout_g + chunk - 1) / chunk;
+  r.reason = std::to_string(tasks) + " row tasks for " + std::to_string(p.threads) + " threads: " +
+             std::to_string(chunks) + " chunks of " + std::to_string(chunk) + " channels (" +
+             std::to_string(tasks * chunks) + " tasks)";
+  return r;
+}
+
 std::vector<int> lanes_specialized_cout_g(const TargetFacts& t) {
   std::vector<int> v;
   for (int c = 1; c < t.vector_floats; c *= 2) v.push_back(c);

@@ -30,6 +30,7 @@ struct ConvProblem {
   // any, the runtime's AOT kernels where lanes_kernel_fits().
   bool lanes_allowed = false;
   bool extents_known = false;  // every extent is a compile-time constant (the model compiler)
+  int threads = 0;             // the cores the call runs on (0: unknown)
 };
 
 struct ConvChoice {
@@ -49,6 +50,19 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& target)
 // (conv_schedule_cpu_channels.h, channels_paths), on known extents: the
 // runtime runs its *_channels_fitted kernels only where this is non-zero.
 int fitted_row_columns(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
+
+// The output channels per parallel task (schedule field ch_task_channels)
+// for problem `p` run with point `s` (defaults filled in for `target`) on
+// p.threads cores, and why: 0 (a group's channels in each task) where the
+// point's row tasks already give every thread at least 4 tasks, else the
+// widest chunk of whole tiles that makes that many (a 7 x 7 map of 512
+// channels at batch 1 is one row task: 8 chunks of 64 channels), never
+// under one tile. 0 on one thread or where the threads are unknown.
+struct TaskChannels {
+  int channels = 0;
+  std::string reason;
+};
+TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
 
 // The Cout_g values the AOT lanes kernels have their own code for: the
 // divisors of the vector below it (1, 2, 4, 8 on AVX-512). Other Cout_g run

@@ -12,7 +12,7 @@
 // (PyTorch's channels_last) or any view.
 //
 // A task is ch_task_rows output rows of one group and image (and batch
-// slice), split into column chunks when its padded input would pass
+// slice), and ch_task_channels of its output channels (0: all), split into column chunks when its padded input would pass
 // task_input_kb. Per task: the zero-padded input rows are copied once, stored with
 // x innermost (the broadcasts of a register tile then sit at constant
 // offsets from one pointer; channels-innermost storage made LLVM compute the
@@ -228,12 +228,20 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // Straight into y (ch_direct, or ch_blocked), the last chunk of a row
   // shifts inwards: a guarded chunk would guard every column of its tiles.
   const bool direct = s.ch_blocked == 1 || s.ch_direct == 1;
-  Var xt("xt"), yo("yo"), yi("yi"), t("t");
+  Var xt("xt"), yo("yo"), yi("yi"), t("t"), ct("ct");
   out.split(v.x, xt, v.x, task_cols, direct ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
       .split(v.y, yo, yi, s.ch_task_rows, TailStrategy::GuardWithIf);
+  // Channel chunks (ch_task_channels): tasks of a map too small to give
+  // every core rows of its own (7 x 7 at batch 1). A chunk is a whole
+  // number of the widest tile (validate_conv_schedule), so every path's
+  // tile fits in it; a group narrower than a chunk is one chunk; the last
+  // chunk shifts inwards. Each chunk pads its input rows again.
+  const bool chunks = s.ch_task_channels > 0;
+  if (chunks) out.split(v.c, ct, v.c, min(e.cout_g, s.ch_task_channels), TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{v.x, v.c, yi};
   for (const Var& i : inner) order.push_back(i);
   order.push_back(xt);
+  if (chunks) order.push_back(ct);
   order.push_back(yo);
   order.push_back(v.g);
   for (const Var& o : task_outer) order.push_back(o);
@@ -241,7 +249,12 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // The column chunks run inside a task (fusing them into the parallel loop
   // too left Halide 14 unable to bound g from the fused index, and the bias
   // bounds check then failed on NHWC outputs).
-  out.fuse(yo, v.g, t);
+  if (chunks) {
+    Var cy("ct_yo");
+    out.fuse(ct, yo, cy).fuse(cy, v.g, t);
+  } else {
+    out.fuse(yo, v.g, t);
+  }
   for (const Var& o : task_outer) out.fuse(t, o, t);
   // The chunks of a row run in parallel too (nested): a 1-D conv of one
   // image has one row (seed 1 channels-last: 1 task without this).

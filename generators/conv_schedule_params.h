@@ -41,6 +41,7 @@ struct ConvScheduleParams {
   Param<int> ch_vectors{"ch_vectors", 0};
   Param<int> ch_columns{"ch_columns", 0};
   Param<int> ch_task_rows{"ch_task_rows", 0};
+  Param<int> ch_task_channels{"ch_task_channels", -1};
   Param<int> ch_unroll_kx{"ch_unroll_kx", -1};
   Param<int> ch_ci_block{"ch_ci_block", -1};
   Param<int> ch_blocked{"ch_blocked", -1};
@@ -80,6 +81,7 @@ struct ConvScheduleParams {
         {&ConvSchedule::ch_vectors, &ch_vectors},
         {&ConvSchedule::ch_columns, &ch_columns},
         {&ConvSchedule::ch_task_rows, &ch_task_rows},
+        {&ConvSchedule::ch_task_channels, &ch_task_channels},
         {&ConvSchedule::ch_unroll_kx, &ch_unroll_kx},
         {&ConvSchedule::ch_ci_block, &ch_ci_block},
         {&ConvSchedule::ch_blocked, &ch_blocked},
@@ -97,7 +99,7 @@ struct ConvScheduleParams {
         {&ConvSchedule::lane_task_rows, &lane_task_rows},
         {&ConvSchedule::lane_task_vectors, &lane_task_vectors},
     };
-    static_assert(sizeof(params) / sizeof(params[0]) == 32, "one param per ConvSchedule field");
+    static_assert(sizeof(params) / sizeof(params[0]) == 33, "one param per ConvSchedule field");
     for (const auto& p : params) s.*(p.first) = *p.second;
     const TargetFacts facts = target_facts(target);
     s = fill_defaults(s, facts);

@@ -28,6 +28,8 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"ch_vectors", &ConvSchedule::ch_vectors, 1, 8, "channels: output-channel vectors per register tile"},
       {"ch_columns", &ConvSchedule::ch_columns, 1, 16, "channels: output columns per register tile"},
       {"ch_task_rows", &ConvSchedule::ch_task_rows, 1, 1024, "channels: output rows per parallel task"},
+      {"ch_task_channels", &ConvSchedule::ch_task_channels, 0, 65536,
+       "channels: output channels per parallel task (0: all of a group's)"},
       {"ch_unroll_kx", &ConvSchedule::ch_unroll_kx, 0, 1, "channels: unroll 3-tap kernel rows (1) or not (0)"},
       {"ch_ci_block", &ConvSchedule::ch_ci_block, 0, 4096, "channels: input channels per reduction block (0: none)"},
       {"ch_blocked", &ConvSchedule::ch_blocked, 0, 1,
@@ -125,6 +127,9 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // the MAML layer 1503 -> 1431, seed 2 (G=1) 7.8 -> 6.3; 16 was no faster
   // (seed-workloads, Intel Xeon, 2 threads).
   set_default(s.ch_task_rows, 8, 0);
+  // One task spans a group's channels unless the chooser, which knows the
+  // shape and the threads, splits them (choose_task_channels).
+  set_default(s.ch_task_channels, 0, -1);
   set_default(s.ch_unroll_kx, 0, -1);
   // Reduction blocks (weights of a block kept in L1 across a row's tiles)
   // measured no faster on 64 -> 64 at 56x56 (8, 16 channels: 125 against
@@ -230,6 +235,14 @@ std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) 
                  std::to_string(s.ch_columns))
                     .c_str(),
                 s.ch_vectors * s.ch_columns + s.ch_vectors + 1);
+  }
+  if (s.ch_task_channels > 0) {
+    const int widest = t.vector_floats * std::max(s.ch_vectors, 2);
+    if (s.ch_task_channels % t.vector_floats != 0 || s.ch_task_channels < widest) {
+      return "ch_task_channels=" + std::to_string(s.ch_task_channels) + " must be 0 or a multiple of " +
+             std::to_string(t.vector_floats) + " (the vector) of at least " + std::to_string(widest) +
+             " (the widest register tile) on " + t.name;
+    }
   }
   if (s.ch_blocked == 1 && s.ch_ci_block > 0) {
     return "ch_ci_block=" + std::to_string(s.ch_ci_block) +

@@ -75,6 +75,9 @@ struct ConvSchedule {
   int ch_vectors = 0;    // output-channel vectors per register tile
   int ch_columns = 0;    // output columns per register tile
   int ch_task_rows = 0;  // output rows per parallel task
+  int ch_task_channels = -1;  // output channels per parallel task: 0 = all of a group's; else a
+                              // multiple of the vector, at least the widest tile (max(ch_vectors, 2)
+                              // vectors); a group narrower than it is one task
   int ch_unroll_kx = -1;  // 1: unroll 3-tap rows; 0: never; -1: default
   int ch_ci_block = -1;   // input channels per reduction block, the x tiles of a
                           // row inside each block (weights stay in L1); 0: none

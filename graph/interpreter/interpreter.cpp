@@ -21,6 +21,7 @@ const Registry& registry() {
     register_slice_kernels(reg);
     register_conv_kernels(reg);
     register_nn_kernels(reg);
+    register_reduce_kernels(reg);
     return reg;
   }();
   return r;

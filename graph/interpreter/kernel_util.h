@@ -24,6 +24,7 @@ void register_shape_kernels(Registry& r);
 void register_slice_kernels(Registry& r);
 void register_conv_kernels(Registry& r);
 void register_nn_kernels(Registry& r);
+void register_reduce_kernels(Registry& r);
 
 Tensor make_tensor(ir::DType dtype, std::vector<int64_t> shape);
 Tensor int_tensor(std::vector<int64_t> shape, std::vector<int64_t> values);

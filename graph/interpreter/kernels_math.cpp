@@ -1,4 +1,4 @@
-// Elementwise and linear-algebra kernels: Add Sub Mul Div Equal Where Relu
+// Elementwise and linear-algebra kernels: Add Sub Mul Div Pow Max Min Equal Where Relu
 // Clip Cast Identity MatMul Gemm.
 #include <algorithm>
 #include <cmath>
@@ -213,6 +213,18 @@ void register_math_kernels(Registry& r) {
   r["Div"] = [](const ir::Node&, const Inputs& i, int64_t) { return int_div(i); };
   r["Equal"] = [](const ir::Node&, const Inputs& i, int64_t) {
     return binary(i, true, [](auto x, auto y) { return static_cast<decltype(x)>(x == y); });
+  };
+  r["Pow"] = [](const ir::Node&, const Inputs& i, int64_t) {
+    if (!in(i, 0, "X").is_float() || !in(i, 1, "Y").is_float()) fail("Pow supports float tensors only");
+    return binary(i, false, [](auto x, auto y) { return std::pow(x, y); });
+  };
+  r["Max"] = [](const ir::Node& n, const Inputs& i, int64_t) {
+    if (n.inputs.size() != 2) fail("Max of " + std::to_string(n.inputs.size()) + " inputs: only 2 are supported");
+    return binary(i, false, [](auto x, auto y) { return x > y ? x : y; });
+  };
+  r["Min"] = [](const ir::Node& n, const Inputs& i, int64_t) {
+    if (n.inputs.size() != 2) fail("Min of " + std::to_string(n.inputs.size()) + " inputs: only 2 are supported");
+    return binary(i, false, [](auto x, auto y) { return x < y ? x : y; });
   };
   r["Where"] = [](const ir::Node&, const Inputs& i, int64_t) { return where(i); };
   r["Cast"] = [](const ir::Node& n, const Inputs& i, int64_t) { return cast(n, i); };

@@ -1,4 +1,5 @@
-// Activations (Sigmoid Tanh Exp Neg Sqrt LeakyRelu), BatchNormalization (inference),
+// Activations (Sigmoid Tanh Exp Neg Sqrt Erf Abs Reciprocal Log Softplus
+// LeakyRelu HardSwish HardSigmoid), BatchNormalization (inference),
 // MaxPool / AveragePool (1-D and 2-D, through the shared window reading),
 // GlobalAveragePool, Softmax and LogSoftmax: the ops the model compiler
 // lowers besides those the rewrites touch, so that --verify and the compiler
@@ -150,6 +151,20 @@ void register_nn_kernels(Registry& r) {
   r["Exp"] = unary([](double v) { return std::exp(v); });
   r["Neg"] = unary([](double v) { return -v; });
   r["Sqrt"] = unary([](double v) { return std::sqrt(v); });
+  r["Erf"] = unary([](double v) { return std::erf(v); });
+  r["Abs"] = unary([](double v) { return std::fabs(v); });
+  r["Reciprocal"] = unary([](double v) { return 1.0 / v; });
+  r["Log"] = unary([](double v) { return std::log(v); });
+  r["Softplus"] = unary([](double v) { return v > 20 ? v : std::log1p(std::exp(v)); });
+  r["HardSwish"] = unary([](double v) { return v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5)); });
+  r["HardSigmoid"] = [](const ir::Node& n, const Inputs& i, int64_t) {
+    Tensor y = float_in(i, 0, "X");
+    const ir::Attribute* a = n.attr("alpha");
+    const ir::Attribute* b = n.attr("beta");
+    const double alpha = a ? a->f : 0.2, beta = b ? b->f : 0.5;
+    for (float& v : y.f) v = static_cast<float>(std::min(1.0, std::max(0.0, alpha * v + beta)));
+    return one(std::move(y));
+  };
   r["LeakyRelu"] = [](const ir::Node& n, const Inputs& i, int64_t) {
     Tensor y = float_in(i, 0, "X");
     const ir::Attribute* a = n.attr("alpha");

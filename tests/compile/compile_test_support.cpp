@@ -11,7 +11,8 @@
 
 namespace batchconv::testing {
 
-interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, const interp::TensorMap& inputs) {
+interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, const interp::TensorMap& inputs,
+                          Halide::JITUserContext* ctx) {
   std::vector<std::unique_ptr<HostBuffer>> keep;
   auto bind = [&](compiler::ParamInfo& p, const ir::Tensor& t) {
     keep.push_back(std::make_unique<HostBuffer>(p.shape, t.f));
@@ -29,7 +30,8 @@ interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, con
     out_keep.push_back(std::make_unique<HostBuffer>(onnx));
     outs.emplace_back(out_keep.back()->buf);
   }
-  m.pipeline.realize(Halide::Realization(outs), batchconv_gen::host_target());
+  if (ctx) m.pipeline.realize(ctx, Halide::Realization(outs), batchconv_gen::host_target());
+  else m.pipeline.realize(Halide::Realization(outs), batchconv_gen::host_target());
   interp::TensorMap result;
   for (size_t k = 0; k < m.outputs.size(); ++k) result[m.outputs[k].onnx_name] = out_keep[k]->tensor(m.outputs[k].shape);
   return result;

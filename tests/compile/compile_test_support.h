@@ -16,7 +16,9 @@ namespace batchconv::testing {
 
 // Runs a lowered model with Halide's JIT. `inputs` by ONNX name; weights
 // (runtime) default to the model's initializers unless given in `inputs`.
-interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, const interp::TensorMap& inputs);
+// With `ctx`, its handlers run (a custom do_par_for that counts tasks).
+interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, const interp::TensorMap& inputs,
+                          Halide::JITUserContext* ctx = nullptr);
 
 // Runs a model with the reference interpreter (every op the compiler lowers).
 interp::TensorMap run_reference(const ir::Model& model, const interp::TensorMap& inputs);

@@ -188,6 +188,7 @@ ConvSchedule random_point(std::mt19937& rng, ConvFamily family, const TargetFact
       s.ch_vectors = pick(1, 4);
       s.ch_columns = pick(1, 10);
       s.ch_task_rows = pick(1, 8);
+      s.ch_task_channels = pick(0, 1) ? facts.vector_floats * std::max(s.ch_vectors, 2) * pick(1, 2) : 0;
       s.task_input_kb = pick(4, 512);
       s.ch_unroll_kx = pick(0, 1);
       s.ch_ci_block = pick(0, 1) ? pick(1, 24) : 0;

@@ -224,6 +224,37 @@ class VggPools(nn.Module):
         return self.c2(h)
 
 
+class MobileBlocks(nn.Module):
+    """The blocks of torchvision's mobile networks, small: a stem with HardSwish (MobileNetV3), an
+    inverted residual with a depthwise conv, SiLU and squeeze-excite (EfficientNet: the mean over
+    the map, two 1x1 convs, a HardSigmoid gate, the channel-wise Mul), a channel split and shuffle
+    (ShuffleNetV2: chunk, then view / transpose / view on the input's own sizes) and the head,
+    x.mean([2, 3]) and a Linear (MnasNet)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.expand = nn.Conv2d(16, 32, 1)
+        self.dw = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.se_reduce = nn.Conv2d(32, 8, 1)
+        self.se_expand = nn.Conv2d(8, 32, 1)
+        self.project = nn.Conv2d(32, 16, 1)
+        self.branch = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = F.hardswish(self.stem(x))
+        e = F.silu(self.dw(F.silu(self.expand(h))))
+        s = e.mean([2, 3], keepdim=True)
+        s = F.hardsigmoid(self.se_expand(torch.relu(self.se_reduce(s))))
+        h = h + self.project(e * s)
+        a, b = h.chunk(2, dim=1)
+        h = torch.cat((a, torch.relu(self.branch(b))), dim=1)
+        n, c, hh, ww = h.size()
+        h = h.view(n, 2, c // 2, hh, ww).transpose(1, 2).contiguous().view(n, -1, hh, ww)
+        return self.fc(h.mean([2, 3]))
+
+
 def cases():
     """(name, module, example inputs[, dynamic batch])."""
     return [
@@ -248,6 +279,7 @@ def cases():
         ("dw_separable", DepthwiseSeparable(), (torch.randn(2, 32, 9, 8),)),
         ("cnn_features", CnnFeatures(), (torch.randn(2, 3, 8, 8),)),
         ("vgg_pools", VggPools(), (torch.randn(2, 16, 12, 10),)),
+        ("mobile_blocks", MobileBlocks(), (torch.randn(2, 3, 14, 12),)),
         # Append new cases here: all cases draw from one random stream, so inserting one earlier
         # would change the data of every model after it.
     ]

@@ -3,11 +3,12 @@
 //   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
 //       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
 //       [--tuning=<db.jsonl> [--force-tuning]] [--layouts=auto|nchw|nhwc] [--explain-layouts]
-//       [--edge-layout <name>=nhwc]...
+//       [--edge-layout <name>=nhwc]... [--threads=<n>]
 //
 // Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
 // (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -55,6 +56,9 @@ const char* kUsage =
     "                             Concat) and NCHW elsewhere; nchw stores every result NCHW;\n"
     "                             nhwc every result that is not a graph output channels innermost.\n"
     "                             The interface stays NCHW either way\n"
+    "  --threads=<n>              the cores the library will run on (default: this machine's):\n"
+    "                             convs whose rows give each core fewer than 4 tasks are split\n"
+    "                             into tasks of output channels too\n"
     "  --explain-layouts          print, per target and conv, its schedule and how its result is\n"
     "                             stored, and why; and the elementwise nodes each conv, Gemm and\n"
     "                             MatMul computes as it stores its result (its epilogue), and how\n"
@@ -136,6 +140,12 @@ int main(int argc, char** argv) {
           return usage_error("--edge-layout expects <input or output>=nhwc|nchw, got '" + v + "'");
         if (layout == "nhwc") opt.channels_last_edges.insert(v.substr(0, eq));
         else opt.channels_last_edges.erase(v.substr(0, eq));
+      } else if (take(a, "--threads", v)) {
+        char* end = nullptr;
+        const long t = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || t < 1 || t > 4096)
+          return usage_error("--threads expects a number of cores from 1 to 4096, got '" + v + "'");
+        opt.threads = static_cast<int>(t);
       } else if (a == "--explain-layouts") {
         opt.explain_layouts = true;
       } else if (a == "--force-tuning") {

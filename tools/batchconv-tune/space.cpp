@@ -35,6 +35,7 @@ Space::Space(const ConvProblem& problem, const TargetFacts& facts) : p_(problem)
   channels_ = {{&S::ch_vectors, "ch_vectors", {1, 2, 3, 4}},
                {&S::ch_columns, "ch_columns", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}},
                {&S::ch_task_rows, "ch_task_rows", {1, 2, 4, 8, 16}},
+               {&S::ch_task_channels, "ch_task_channels", {0, 32, 64, 128, 256}},
                {&S::task_input_kb, "task_input_kb", kb},
                {&S::ch_unroll_kx, "ch_unroll_kx", {0, 1}},
                {&S::ch_ci_block, "ch_ci_block", {0, 4, 8, 16, 32, 64}},

@@ -1,0 +1,100 @@
+// Every layer gives every core work at batch 1: the parallel loops of a
+// compiled model, counted through Halide's JIT (a do_par_for handler that
+// records each loop's task count and runs its tasks in order), for a 7 x 7
+// map of many channels, the shape of a ResNet's last stage, where the rows
+// of the output are one task. The result is checked against the reference
+// interpreter too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <random>
+
+#include "Halide.h"
+#include "compile_test_support.h"
+#include "lower.h"
+
+namespace batchconv::testing {
+namespace {
+
+std::vector<int> g_task_counts;
+
+int counting_par_for(Halide::JITUserContext* ctx, int (*f)(Halide::JITUserContext*, int, uint8_t*), int min,
+                     int size, uint8_t* closure) {
+  g_task_counts.push_back(size);
+  for (int i = min; i < min + size; ++i)
+    if (int r = f(ctx, i, closure)) return r;
+  return 0;
+}
+
+// The task counts of every parallel loop the model ran, lowered for `threads`.
+std::vector<int> task_counts(const std::string& text, int threads) {
+  std::unique_ptr<ir::Model> m = parse(text);
+  compiler::LowerOptions o;
+  o.threads = threads;
+  compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
+  const uint64_t seed = std::random_device{}();
+  interp::TensorMap in = interp::random_inputs(*m, seed);
+  for (auto& [name, t] : in)
+    if (name != "x")
+      for (float& v : t.f) v *= 0.05f;  // weights of fan-in in the hundreds: values near 1
+  Halide::JITUserContext ctx;
+  ctx.handlers.custom_do_par_for = counting_par_for;
+  g_task_counts.clear();
+  interp::TensorMap got = run_jit(low, *m, in, &ctx);
+  interp::TensorMap want = run_reference(*m, in);
+  for (const auto& [name, w] : want)
+    EXPECT_LE(interp::max_relative_difference(got.at(name), w), 1e-4) << name << " seed " << seed;
+  return g_task_counts;
+}
+
+const char* kHeader = "<ir_version: 8, opset_import: [\"\" : 17]>\n";
+
+// A 3x3 conv of 256 -> 256 channels on a 7 x 7 map at batch 1: its rows are
+// one task, so the chooser splits its output channels into chunks: at least
+// 4 tasks per thread (8 on 2 threads, 16 on 4) where the channels allow.
+TEST(ParallelTasks, SmallMapConvSplitsChannels) {
+  const std::string text = std::string(kHeader) + R"(
+g (float[1, 256, 7, 7] x, float[256, 256, 3, 3] w, float[256] b) => (float[1, 256, 7, 7] y) {
+  c = Conv<pads = [1, 1, 1, 1]>(x, w, b)
+  y = Relu(c)
+})";
+  for (int threads : {2, 4}) {
+    const std::vector<int> counts = task_counts(text, threads);
+    ASSERT_FALSE(counts.empty());
+    EXPECT_GE(*std::max_element(counts.begin(), counts.end()), std::min(4 * threads, 256 / 32))
+        << threads << " threads";
+  }
+}
+
+// The same conv with one thread keeps one task per row block: nothing to split.
+TEST(ParallelTasks, OneThreadKeepsRowTasks) {
+  const std::string text = std::string(kHeader) + R"(
+g (float[1, 128, 7, 7] x, float[128, 128, 3, 3] w) => (float[1, 128, 7, 7] y) {
+  y = Conv<pads = [1, 1, 1, 1]>(x, w)
+})";
+  const std::vector<int> counts = task_counts(text, 1);
+  for (int c : counts) EXPECT_LE(c, 4);
+}
+
+// The pools of a 7 x 7 map at batch 1: a max pool stored channels innermost
+// between two convs runs its rows as tasks (7); the spatial mean at the end
+// (torchvision's x.mean([2, 3]) and GlobalAveragePool) runs blocks of
+// channels as tasks.
+TEST(ParallelTasks, SmallMapPoolsRunSeveralTasks) {
+  const std::string text = std::string(kHeader) + R"(
+g (float[1, 256, 9, 9] x, float[256, 256, 3, 3] w1, float[256, 256, 1, 1] w2) => (float[1, 256] y, float[1, 256, 1, 1] z) {
+  c1 = Conv(x, w1)
+  p = MaxPool<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(c1)
+  c2 = Conv(p, w2)
+  r = Relu(c2)
+  y = ReduceMean<axes = [2, 3], keepdims = 0>(r)
+  z = GlobalAveragePool(c2)
+})";
+  const std::vector<int> counts = task_counts(text, 2);
+  // Convs: 8 chunks each; the pool: 7 rows; the means: 8 channel blocks each.
+  EXPECT_GE(std::count_if(counts.begin(), counts.end(), [](int c) { return c >= 7; }), 5);
+}
+
+}  // namespace
+}  // namespace batchconv::testing
