@@ -146,14 +146,20 @@ std::string family_point(const batchconv_gen::ConvSchedule& s) {
 // A baked weight as the channels family reads it, (co, ci, kx, ky, g, b)
 // dense, the output channel innermost; or as the lanes family does,
 // (co, g, ci, kx, ky, b), the (channel, group) lane innermost.
-Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bool lanes, const std::string& name) {
-  const int co_ = static_cast<int>(s.cout_g), ci_ = static_cast<int>(s.cin_g), kx_ = static_cast<int>(s.k_w),
+// `pad_co`: dim 0 (co) twice as long, zeros after the weights, for tasks
+// of channel chunks that do not divide Cout_g (the last one shifted
+// inwards): Halide 14 bounds that shifted chunk's tiles loosely and checks
+// a baked buffer against up to 2 Cout_g - 1 (never read there).
+Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bool lanes, bool pad_co,
+                                     const std::string& name) {
+  const int co_ = static_cast<int>(s.cout_g) * (pad_co && !lanes ? 2 : 1), ci_ = static_cast<int>(s.cin_g), kx_ = static_cast<int>(s.k_w),
             ky_ = static_cast<int>(s.k_h), g_ = static_cast<int>(s.G), b_ = static_cast<int>(s.B);
   Halide::Buffer<float> dense = lanes ? Halide::Buffer<float>({co_, g_, ci_, kx_, ky_, b_}, name)
                                       : Halide::Buffer<float>({co_, ci_, kx_, ky_, g_, b_}, name);
   // Viewed in one order, (co, ci, kx, ky, g, b), whatever the storage.
   // (transposed: old dim k goes to index order[k])
   Halide::Buffer<float> p = lanes ? dense.transposed(std::vector<int>{0, 4, 1, 2, 3, 5}) : dense;
+  if (static_cast<int64_t>(co_) != s.cout_g) p.fill(0.0f);
   // ONNX order: (B,) Cout, Cin_g, (KH,) KW, dense.
   for (int64_t b = 0; b < s.B; ++b)
     for (int64_t gg = 0; gg < s.G; ++gg)
@@ -288,7 +294,10 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
       // Baked weights of the channels and lanes families are packed here,
       // once, as their register tiles read them: the output channel
       // innermost, (co, ci, kx, ky, g), or the (channel, group) lane, (co, g, ci, kx, ky).
-      Halide::Buffer<float> p = packed_weights(*w.constant, s, lanes, cx.unique_c_name("c_" + n.name + "_wpacked"));
+      const int chunk = choice.schedule.ch_task_channels;
+      const bool pad_co = channels && chunk > 0 && s.cout_g % chunk != 0;
+      Halide::Buffer<float> p =
+          packed_weights(*w.constant, s, lanes, pad_co, cx.unique_c_name("c_" + n.name + "_wpacked"));
       if (lanes) w6(kx, ky, ci, co, g, B) = p(co, g, ci, kx, ky, B);
       else w6(kx, ky, ci, co, g, B) = p(co, ci, kx, ky, g, B);
     } else {

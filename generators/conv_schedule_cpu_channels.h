@@ -61,12 +61,13 @@ struct ChannelsTile {
 // stages `init` and `update` computed at each tile too.
 inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::Stage init,
                                    Halide::Stage update, const ChannelsTile& k, bool unroll_kx,
-                                   int ci_block, const Halide::Var& row, bool conv_too = true) {
+                                   int ci_block, const Halide::Var& row, const Halide::Var& channel,
+                                   bool conv_too = true) {
   using namespace Halide;
   const ConvVars& v = f.v;
   const TailStrategy shift = TailStrategy::ShiftInwards;
   Var co("co"), ci("ci"), xo("xo"), xi("xi");
-  block.split(v.c, co, ci, k.vec * k.vectors, shift)
+  block.split(channel, co, ci, k.vec * k.vectors, shift)
       .split(v.x, xo, xi, k.columns, shift)
       .reorder(ci, xi, xo, co, row);
   if (k.vec > 1) block.vectorize(ci, k.vec);
@@ -237,8 +238,12 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // tile fits in it; a group narrower than a chunk is one chunk; the last
   // chunk shifts inwards. Each chunk pads its input rows again.
   const bool chunks = s.ch_task_channels > 0;
-  if (chunks) out.split(v.c, ct, v.c, min(e.cout_g, s.ch_task_channels), TailStrategy::ShiftInwards);
-  std::vector<VarOrRVar> order{v.x, v.c, yi};
+  // (The channels of a chunk get a var of their own: split again under
+  // v.c's name, the tiles' shifted split was bounded by the group's extent,
+  // and the baked weights' bounds check failed at Cout_g + Cout_g - 65.)
+  const Var c_task = chunks ? Var("c_task") : v.c;
+  if (chunks) out.split(v.c, ct, c_task, min(e.cout_g, s.ch_task_channels), TailStrategy::ShiftInwards);
+  std::vector<VarOrRVar> order{v.x, c_task, yi};
   for (const Var& i : inner) order.push_back(i);
   order.push_back(xt);
   if (chunks) order.push_back(ct);
@@ -263,7 +268,7 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   if (vec > 1 && !direct) {
     // NHWC y: channel vectors; NCHW y: row vectors (strided reads of the block).
     out.specialize(e.y_channels_innermost && e.cout_g >= vec)
-        .vectorize(v.c, vec, TailStrategy::ShiftInwards);
+        .vectorize(c_task, vec, TailStrategy::ShiftInwards);
     out.specialize(e.out_w >= vec).vectorize(v.x, vec, TailStrategy::ShiftInwards);
   }
 
@@ -276,6 +281,7 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // vector of channels over as many planes) on others.
   Func block = direct ? out : f.output;
   const Var row = direct ? yi : v.y;
+  const Var block_c = direct ? c_task : v.c;
   if (direct) {
     f.output.compute_inline();
   } else {
@@ -285,19 +291,24 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   f.conv.compute_at(block, Var(ci_block > 0 ? "co" : "xo")).reorder_storage(v.c, v.x, v.y);
   Stage update = f.conv.update();
   const bool unroll_kx = s.ch_unroll_kx == 1;
-  const std::vector<detail::ChannelsPath> paths = detail::channels_paths(e, geo, s, facts, task_cols);
+  // The tiles' conditions see the channels of one task (a chunk of them
+  // where ch_task_channels splits a group): a tile wider than the chunk
+  // would shift below its first channel.
+  ChannelsExtents task_e = e;
+  if (chunks) task_e.cout_g = min(e.cout_g, s.ch_task_channels);
+  const std::vector<detail::ChannelsPath> paths = detail::channels_paths(task_e, geo, s, facts, task_cols);
   if (vec > 1) {
     for (const detail::ChannelsPath& p : paths) {
       Stage conv = f.conv.specialize(p.when), conv_update = update.specialize(p.when);
       if (direct) {
         detail::schedule_channels_tile(f, block.specialize(p.when && e.y_channels_innermost), conv,
-                                       conv_update, p.tile, unroll_kx, ci_block, row, false);
+                                       conv_update, p.tile, unroll_kx, ci_block, row, block_c, false);
       }
       detail::schedule_channels_tile(f, block.specialize(p.when), conv, conv_update, p.tile, unroll_kx,
-                                     ci_block, row);
+                                     ci_block, row, block_c);
     }
   }
-  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false, ci_block, row);
+  detail::schedule_channels_tile(f, block, f.conv, update, {1, 1, 1}, false, ci_block, row, block_c);
 
   if (f.input_block > 0) {
     // Per column chunk: the padded input rows in channel blocks. From a

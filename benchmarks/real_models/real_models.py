@@ -86,8 +86,8 @@ def main():
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     compiler = os.path.join(build, "tools", "batchconv-compile", "batchconv-compile")
-    halide_inc = subprocess.run(["sh", "-c", "ls -d /usr/include/Halide* /usr/lib/*/Halide*/include 2>/dev/null"],
-                                capture_output=True, text=True).stdout.split()
+    # HalideRuntime.h (Debian's libhalide14-0-dev puts it in /usr/include/halide14).
+    halide_inc = [d for d in ("/usr/include/halide14", "/usr/include") if os.path.exists(os.path.join(d, "HalideRuntime.h"))]
     lines = []
 
     def emit(s=""):
@@ -99,8 +99,7 @@ def main():
     emit()
     emit(f"- Machine: {cpu_name()}, {os.cpu_count()} cores; {a.threads} threads for every side.")
     peak = run_child([os.path.join(build, "benchmarks", "measure-peak"), f"--threads={a.threads}"])
-    for line in peak[1].strip().splitlines():
-        emit(f"- Limits (measure-peak, same run): {line.strip()}")
+    emit("- Limits (measure-peak, same run): " + "; ".join(l.strip() for l in peak[1].strip().splitlines()))
     emit(f"- Command: `{' '.join(shlex.quote(x) for x in sys.argv)}`")
     emit(f"- Each side in its own process, interleaved over {a.rounds} rounds of {a.reps} timed calls after a "
          "warm-up call; ms are medians over all timed calls; err is max |y - ref| / max |ref| against "

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <random>
 
 #include "Halide.h"
 #include "compile_test_support.h"
+#include "layout_test_support.h"
 #include "lower.h"
 
 namespace batchconv::testing {
@@ -28,16 +30,19 @@ int counting_par_for(Halide::JITUserContext* ctx, int (*f)(Halide::JITUserContex
 }
 
 // The task counts of every parallel loop the model ran, lowered for `threads`.
-std::vector<int> task_counts(const std::string& text, int threads) {
+// Weights (inputs other than x) are scaled by `scale` where it names them, else by 0.05.
+std::vector<int> task_counts(const std::string& text, int threads, const std::map<std::string, float>& scale = {}) {
   std::unique_ptr<ir::Model> m = parse(text);
   compiler::LowerOptions o;
   o.threads = threads;
   compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
   const uint64_t seed = std::random_device{}();
   interp::TensorMap in = interp::random_inputs(*m, seed);
-  for (auto& [name, t] : in)
-    if (name != "x")
-      for (float& v : t.f) v *= 0.05f;  // weights of fan-in in the hundreds: values near 1
+  for (auto& [name, t] : in) {
+    if (name == "x") continue;
+    const float a = scale.count(name) ? scale.at(name) : 0.05f;  // fan-in in the hundreds: values near 1
+    for (float& v : t.f) v *= a;
+  }
   Halide::JITUserContext ctx;
   ctx.handlers.custom_do_par_for = counting_par_for;
   g_task_counts.clear();
@@ -48,7 +53,7 @@ std::vector<int> task_counts(const std::string& text, int threads) {
   return g_task_counts;
 }
 
-const char* kHeader = "<ir_version: 8, opset_import: [\"\" : 17]>\n";
+const char* kHeader = layout_support::kHeader;
 
 // A 3x3 conv of 256 -> 256 channels on a 7 x 7 map at batch 1: its rows are
 // one task, so the chooser splits its output channels into chunks: at least
@@ -64,6 +69,42 @@ g (float[1, 256, 7, 7] x, float[256, 256, 3, 3] w, float[256] b) => (float[1, 25
     ASSERT_FALSE(counts.empty());
     EXPECT_GE(*std::max_element(counts.begin(), counts.end()), std::min(4 * threads, 256 / 32))
         << threads << " threads";
+  }
+}
+
+// Chunks narrower than the target's default tile: a blocked conv (tiles of
+// two channel vectors) of stride 2, whose rows neither its own tile nor a
+// fitted one divides, runs the default tile (four vectors) on a group's
+// channels, but a chunk of 32 is narrower: the tiles are chosen by the
+// chunk's width (a wider one would shift below the chunk's first channel).
+TEST(ParallelTasks, ChunksNarrowerThanTheDefaultTile) {
+  const std::string text = std::string(kHeader) + R"(
+g (float[1, 64, 56, 56] x, float[128, 64, 3, 3] w) => (float[1, 128, 28, 28] y) {
+  y = Conv<pads = [1, 1, 1, 1], strides = [2, 2]>(x, w)
+})";
+  const std::vector<int> counts = task_counts(text, 2);
+  ASSERT_FALSE(counts.empty());
+  EXPECT_GE(*std::max_element(counts.begin(), counts.end()), 8);
+}
+
+// A group whose channels the chunks do not divide (480 in chunks of 128:
+// the last chunk shifts inwards), stored channels innermost for the
+// depthwise conv that reads it (EfficientNet's expand conv and SiLU).
+TEST(ParallelTasks, ChunksThatDoNotDivideTheChannels) {
+  for (bool baked : {true, false}) {
+    layout_support::Weights w{baked};
+    w.add("w", {480, 80, 1, 1});
+    w.add("d", {480, 1, 3, 3});
+    const std::string text = std::string(kHeader) +
+                             w.signature("float[1, 80, 14, 14] x", "float[1, 480, 14, 14] y") + R"(
+  c = Conv(x, w)
+  s = Sigmoid(c)
+  m = Mul(c, s)
+  y = Conv<group = 480, pads = [1, 1, 1, 1]>(m, d)
+})";
+    const std::vector<int> counts = task_counts(text, 2, w.scale);
+    ASSERT_FALSE(counts.empty());
+    EXPECT_GE(*std::max_element(counts.begin(), counts.end()), 8) << (baked ? "baked" : "runtime") << " weights";
   }
 }
 
