@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <random>
 
 #include "Halide.h"
