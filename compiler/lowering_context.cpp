@@ -53,7 +53,13 @@ std::vector<int64_t> LoweringContext::constant_ints(const ir::Node& n, size_t k)
   const ir::Tensor& c = *t.constant;
   if (c.is_float()) {
     std::vector<int64_t> out;
-    for (float f : c.f) out.push_back(static_cast<int64_t>(f));
+    for (float f : c.f) {
+      // 2^63 is exact in a float; outside [-2^63, 2^63) a cast is undefined.
+      if (!(f >= -9223372036854775808.0f && f < 9223372036854775808.0f))
+        fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k]->name + "') holds " + std::to_string(f) +
+                    ", expected integers in int64's range");
+      out.push_back(static_cast<int64_t>(f));
+    }
     return out;
   }
   return c.i;

@@ -2,7 +2,6 @@
 // entry: the crash-regression corpus as an ordinary test. Exit 0 when all
 // ran; a crash is the failure.
 #include <algorithm>
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

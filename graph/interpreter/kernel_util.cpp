@@ -1,6 +1,8 @@
 // Helpers shared by the interpreter's kernels.
 #include "interpreter/kernel_util.h"
 
+#include <sstream>
+
 namespace batchconv::interp {
 
 void fail(const std::string& what) { throw KernelError(what); }
@@ -48,14 +50,25 @@ std::vector<int64_t> ints_of(const Tensor& t, const char* what) {
 
 double get(const Tensor& t, int64_t k) { return t.is_float() ? t.f[k] : static_cast<double>(t.i[k]); }
 
+int64_t float_to_int64(double v, const char* what) {
+  // 2^63 is exact in a double; every double below it (and >= -2^63) converts.
+  constexpr double kLimit = 9223372036854775808.0;
+  if (!(v >= -kLimit && v < kLimit)) {
+    std::ostringstream os;
+    os << what << ": value " << v << " is not an integer in int64's range";
+    fail(os.str());
+  }
+  return static_cast<int64_t>(v);
+}
+
 void set(Tensor& t, int64_t k, double v) {
   if (t.is_float()) t.f[k] = static_cast<float>(v);
-  else t.i[k] = static_cast<int64_t>(v);
+  else t.i[k] = float_to_int64(v, "integer result");
 }
 
 void copy_elem(const Tensor& src, int64_t s, Tensor& dst, int64_t d) {
   if (dst.is_float()) dst.f[d] = src.is_float() ? src.f[s] : static_cast<float>(src.i[s]);
-  else dst.i[d] = src.is_float() ? static_cast<int64_t>(src.f[s]) : src.i[s];
+  else dst.i[d] = src.is_float() ? float_to_int64(src.f[s], "float to integer copy") : src.i[s];
 }
 
 void check_data(const Tensor& t, const std::string& what) {

@@ -34,6 +34,9 @@ std::string shape_str(const std::vector<int64_t>& s);
 const Tensor& in(const Inputs& ins, size_t k, const char* what);
 const Tensor* opt_in(const Inputs& ins, size_t k);
 std::vector<int64_t> ints_of(const Tensor& t, const char* what);
+// A float value as an int64, failing (naming `what`) on NaN, infinity or a
+// value outside int64's range, where a plain cast is undefined behaviour.
+int64_t float_to_int64(double v, const char* what);
 // Element k as double / set element k, whatever the storage.
 double get(const Tensor& t, int64_t k);
 void set(Tensor& t, int64_t k, double v);

@@ -88,15 +88,11 @@ ir::DType cast_target(int64_t to) {
   }
 }
 
-int64_t wrap_int(double v, ir::DType t) {
-  int64_t x = std::isfinite(v) ? static_cast<int64_t>(v) : 0;
-  switch (t) {
-    case ir::DType::Int32: return static_cast<int32_t>(x);
-    case ir::DType::Int8: return static_cast<int8_t>(x);
-    case ir::DType::UInt8: return static_cast<uint8_t>(x);
-    case ir::DType::Bool: return v != 0;
-    default: return x;
-  }
+// Cast's float-to-integer conversion. ONNX leaves out-of-range values
+// undefined; here they are a named error, never undefined behaviour.
+int64_t float_to_int(double v, ir::DType t) {
+  if (t == ir::DType::Bool) return v != 0;
+  return wrap_to(float_to_int64(v, "Cast"), t);
 }
 
 Outputs cast(const ir::Node& n, const Inputs& ins) {
@@ -111,8 +107,7 @@ Outputs cast(const ir::Node& n, const Inputs& ins) {
     } else if (out.is_float()) {
       out.f[k] = x.is_float() ? x.f[k] : static_cast<float>(x.i[k]);
     } else {
-      out.i[k] = x.is_float() ? wrap_int(x.f[k], out.dtype) : wrap_int(static_cast<double>(x.i[k]), out.dtype);
-      if (!x.is_float() && out.dtype == ir::DType::Int64) out.i[k] = x.i[k];  // exact for large int64
+      out.i[k] = x.is_float() ? float_to_int(x.f[k], out.dtype) : wrap_to(x.i[k], out.dtype);
     }
   }
   Outputs o;

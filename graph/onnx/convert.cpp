@@ -334,7 +334,7 @@ void strip_for_inference(onnx::ModelProto& proto) {
 
 namespace {
 
-// ONNX 1.12's data propagation does not evaluate ConstantOfShape, so the
+// Shape inference runs without data propagation (see run_inference), so the
 // shape PyTorch's repeat export feeds to Expand (ConstantOfShape of a
 // Constant) stays unknown, and with it every shape after it until
 // fold_constants has run and inference runs again (on a 100k-node model,
@@ -411,7 +411,7 @@ void run_inference(onnx::ModelProto& proto) {
   install_inference_guards();
   precompute_constant_of_shape(proto);
   try {
-    onnx::ShapeInferenceOptions opts{false, 0, true};
+    onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/false};
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), opts);
   } catch (const std::exception&) {
     proto.mutable_graph()->clear_value_info();

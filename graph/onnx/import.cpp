@@ -47,11 +47,14 @@ void check_geometry(const onnx::NodeProto& n, const std::string& label) {
   }
 }
 
-// Inputs and outputs against the op's ONNX schema (standard domain, at the
-// model's opset): the count within the schema's bounds, and no required
-// (non-optional) slot left empty. Passes and ONNX's own shape inference index
-// these slots. Ops without a schema (other domains) are left to their users.
-void check_arity(const onnx::NodeProto& n, const std::string& label, int64_t opset) {
+// Inputs, outputs and attributes against the op's ONNX schema (standard
+// domain, at the model's opset): the count within the schema's bounds, no
+// required (non-optional) slot left empty, and every attribute one the schema
+// names, of its type. Passes and ONNX's own shape inference index these slots;
+// a misspelt attribute (`groux` for `group`) would otherwise be ignored and
+// its default used, a silently different model. Ops without a schema (other
+// domains) are left to their users.
+void check_schema(const onnx::NodeProto& n, const std::string& label, int64_t opset) {
   if (!(n.domain().empty() || n.domain() == "ai.onnx") || opset <= 0) return;
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
   if (!schema) return;
@@ -72,6 +75,19 @@ void check_arity(const onnx::NodeProto& n, const std::string& label, int64_t ops
   };
   check(n.input_size(), schema->min_input(), schema->max_input(), schema->inputs(), n.input(), "input");
   check(n.output_size(), schema->min_output(), schema->max_output(), schema->outputs(), n.output(), "output");
+  const auto& known = schema->attributes();
+  for (const auto& a : n.attribute()) {
+    auto it = known.find(a.name());
+    if (it == known.end()) {
+      std::string names;
+      for (const auto& [name, attr] : known) names += (names.empty() ? "" : ", ") + name;
+      throw Error(label + ": unknown attribute '" + a.name() + "' (" + n.op_type() + " at opset " +
+                  std::to_string(opset) + " has " + (names.empty() ? "none" : names) + ")");
+    }
+    if (a.type() != onnx::AttributeProto::UNDEFINED && a.type() != it->second.type)
+      throw Error(label + ": attribute '" + a.name() + "' has type " + onnx::AttributeProto::AttributeType_Name(a.type()) +
+                  ", expected " + onnx::AttributeProto::AttributeType_Name(it->second.type));
+  }
 }
 
 // A ConstantOfShape whose shape is known in the file (a constant, or the
@@ -216,7 +232,7 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
     const auto& np = gp.node(k);
     if (np.op_type().empty()) throw Error(f + ": " + node_label(np, k) + " has no op_type");
     if (np.output_size() == 0) throw Error(f + ": " + node_label(np, k) + " has no outputs");
-    check_arity(np, f + ": " + node_label(np, k), model->opset(np.domain() == "ai.onnx" ? "" : np.domain()));
+    check_schema(np, f + ": " + node_label(np, k), model->opset(np.domain() == "ai.onnx" ? "" : np.domain()));
     check_geometry(np, f + ": " + node_label(np, k));
     std::vector<ir::Value*> outs;
     for (const auto& o : np.output()) outs.push_back(o.empty() ? nullptr : define(o, node_label(np, k)));

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -202,4 +203,29 @@ TEST_F(Tool, ExplainDotAndSplitInput) {
   for (size_t p = 0; (p = r.out.find("y = Conv", p)) != std::string::npos; ++p) ++graphs;
   EXPECT_EQ(graphs, 2u) << r.out;  // ... the other two were still printed
   EXPECT_NE(r.out.find("split.onnxtxt:part2"), std::string::npos) << r.out;
+}
+
+// Files from strangers (tests/models/hostile; two crashed this tool inside
+// ONNX's shape inference before): exit 1, one line naming the node, nothing
+// written. The rewritten model of the second would fail ONNX's checker, and a
+// model the checker refuses is never written.
+TEST_F(Tool, HostileModelsAreRefusedNamingTheNode) {
+  const std::string hostile = std::string(BATCHCONV_SOURCE_DIR) + "/tests/models/hostile/";
+  const std::pair<const char*, const char*> cases[] = {
+      {"dataprop_mul_unknown_attribute.onnx", "node '/layer/Conv' (Conv): unknown attribute 'groux'"},
+      {"dataprop_mul.onnx", "node name: /Equal"},
+      {"float_to_int64_cast.onnx", "node '/Conv' (Conv): unknown attribute 'rgo"}};
+  for (const auto& [file, want] : cases) {
+    const fs::path out = dir / "out.onnx";
+    Result r = run(hostile + file + " -o " + out.string());
+    EXPECT_EQ(r.rc, 1) << file << ": " << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << file << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << file;
+    EXPECT_EQ(files_in_dir(), 1) << file << ": only the input may remain";
+  }
+  // --no-check writes what the checker would refuse, on request.
+  Result r = run(hostile + std::string("dataprop_mul.onnx --no-check -o ") + (dir / "out.onnx").string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "out.onnx"));
 }

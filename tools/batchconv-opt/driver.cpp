@@ -154,8 +154,10 @@ onnx::ModelProto process_model(std::unique_ptr<ir::Model> model, const std::func
       } catch (const io::Error&) {
         input_ok = false;
       }
-      if (input_ok) throw DriverError(e.what());
-      diag << "warning: " << e.what() << " (the input fails the checker too)\n";
+      // Never write a model ONNX's checker refuses: whoever reads it next
+      // (a runtime, this tool again) gets it only with --no-check.
+      throw DriverError(std::string(e.what()) +
+                        (input_ok ? "" : " (the input fails the checker too; --no-check writes the result anyway)"));
     }
   }
   if (o.verify) verify(*original, *model, origin, o, diag);

@@ -34,6 +34,7 @@ options:
   --print-full            print all initializer data (text on stdout shows '{...}' for
                           initializers over 64 elements; files written as text are complete)
   --no-check              do not run onnx::checker and shape inference on the output
+                          (an output that fails them is refused, nothing written)
   --help, --version
 exit status: 0 success, 1 error (bad model, failed pass, failed --verify, failed write), 2 usage
 )";
