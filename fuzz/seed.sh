@@ -11,13 +11,13 @@ seed() {  # seed <target> <file> [prefix byte]
   local name; name=$(basename "$2")
   if [ $# -ge 3 ]; then { printf "\\x$3"; cat "$2"; } >"$dir/$3_$name"; else cp "$2" "$dir/$name"; fi
 }
-for m in tests/models/*.onnx; do
+for m in tests/models/*.onnx tests/models/hostile/*.onnx; do
   seed onnx_binary "$m" 00; seed onnx_binary "$m" 01
   seed lower "$m" 00; seed lower "$m" 01
   seed verify "$m"
 done
 mkdir -p "$out/corpus/onnx_text"
-for t in tests/lit/*.onnxtxt tests/compile/data/*.onnxtxt; do
+for t in tests/lit/*.onnxtxt tests/compile/data/*.onnxtxt tests/models/hostile/inference/*.onnxtxt; do
   awk -v base="$out/corpus/onnx_text/$(basename "$t" .onnxtxt)" \
     '/^\/\/ -----/ {n++; next} {print > (base "_" n+0 ".onnxtxt")}' "$t"
 done

@@ -5,8 +5,9 @@
 // after inference: each a crash, not an exception). So:
 //  - only the ops the project reads keep their inference function
 //    (kInferredOps; a test keeps it equal to the interpreter's ops), each
-//    read for what it assumes, with a check (kChecks) in front where it
-//    assumes what it does not check. A failed check is an InferenceError,
+//    read for what it assumes, with checks in front: every input a tensor
+//    of sane dims (check_inputs), and per op (checks()) what its function
+//    assumes without checking. A failed check is an InferenceError,
 //    which inference in error mode 0 records and skips; the importer then
 //    reports the node by name (check_ranks) or leaves its types unknown;
 //  - every other op's function (every version, every domain) is replaced by
@@ -17,6 +18,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -76,15 +78,104 @@ Check exact_ranks(std::vector<int> inputs, int rank) {
   };
 }
 
+// Every inferred op reads tensors only (ONNX counts a sparse, sequence or
+// optional type as a shape of rank 0), of ranks up to 64 and dims from 0 to
+// 2^40 (no tensor of more elements in one dim runs anywhere). Inference
+// makes larger ones (Expand of a constant 2^62, negative dims from a
+// Constant) that later functions loop over or multiply.
+constexpr int64_t kMaxInferredDim = int64_t(1) << 40;
+constexpr int kMaxInferredRank = 64;
+
+void check_inputs(onnx::InferenceContext& ctx) {
+  for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
+    const onnx::TypeProto* t = ctx.getInputType(i);
+    if (!t || t->value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
+    if (!t->has_tensor_type()) fail_type_inference("input ", i, " is not a tensor");
+    if (!t->tensor_type().has_shape()) continue;
+    const auto& shape = t->tensor_type().shape();
+    if (shape.dim_size() > kMaxInferredRank)
+      fail_shape_inference("input ", i, " has rank ", shape.dim_size(), ", more than ", kMaxInferredRank);
+    for (const auto& d : shape.dim())
+      if (d.has_dim_value() && (d.dim_value() < 0 || d.dim_value() > kMaxInferredDim))
+        fail_shape_inference("input ", i, " has dim ", d.dim_value(), ", expected 0 to ", kMaxInferredDim);
+  }
+}
+
+// The int64 entries of a constant input, or false when it has none.
+bool constant_ints(onnx::InferenceContext& ctx, int i, std::vector<int64_t>& out) {
+  if (i < 0 || static_cast<size_t>(i) >= ctx.getNumInputs()) return false;
+  const onnx::TensorProto* t = ctx.getInputData(static_cast<size_t>(i));
+  if (!t || t->data_type() != onnx::TensorProto::INT64) return false;
+  out.clear();
+  if (t->has_raw_data()) {
+    const std::string& raw = t->raw_data();
+    if (raw.size() % sizeof(int64_t)) fail_shape_inference("input ", i, " has raw data of ", raw.size(), " bytes");
+    out.resize(raw.size() / sizeof(int64_t));
+    if (!out.empty()) std::memcpy(out.data(), raw.data(), raw.size());
+  } else {
+    out.assign(t->int64_data().begin(), t->int64_data().end());
+  }
+  return true;
+}
+
+// Reshape multiplies the input's dims and the target's entries without
+// checking for overflow (a product of 2^63 wraps, then INT64_MIN % -1 traps).
+void check_reshape(onnx::InferenceContext& ctx) {
+  std::vector<int64_t> target;
+  if (!constant_ints(ctx, 1, target)) return;
+  int64_t product = 1;
+  for (int64_t v : target) {
+    if (v < -1) fail_shape_inference("shape entry ", v, ", expected -1 or more");
+    if (v > 0 && __builtin_mul_overflow(product, v, &product))
+      fail_shape_inference("the shape's entries multiply past int64");
+  }
+  if (rank_of(ctx, 0) < 0) return;
+  product = 1;
+  for (const auto& d : ctx.getInputType(0)->tensor_type().shape().dim())
+    if (d.has_dim_value() && __builtin_mul_overflow(product, d.dim_value(), &product))
+      fail_shape_inference("the input's dims multiply past int64");
+}
+
+// Expand and ConstantOfShape give their output one dim per entry of a shape
+// input; without constant data ONNX allocates that many from its length.
+Check shape_input(int i) {
+  return [i](onnx::InferenceContext& ctx) {
+    const onnx::TypeProto* t = static_cast<size_t>(i) < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+    if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) return;
+    const auto& shape = t->tensor_type().shape();
+    if (shape.dim_size() == 1 && shape.dim(0).has_dim_value() && shape.dim(0).dim_value() > kMaxInferredRank)
+      fail_shape_inference("the shape input has ", shape.dim(0).dim_value(), " entries, more than ", kMaxInferredRank);
+  };
+}
+
+// Conv and pools with auto_pad SAME_* (before opsets 11 and 12's rewrites)
+// loop over the output positions of each spatial dim: bounded here.
+Check bounded_auto_pad(Check inner) {
+  return [inner](onnx::InferenceContext& ctx) {
+    inner(ctx);
+    const onnx::AttributeProto* a = ctx.getAttribute("auto_pad");
+    if (!a || a->s() == "NOTSET" || a->s() == "VALID" || rank_of(ctx, 0) < 3) return;
+    constexpr int64_t kMaxPositions = int64_t(1) << 26;
+    const auto& shape = ctx.getInputType(0)->tensor_type().shape();
+    for (int k = 2; k < shape.dim_size(); ++k)
+      if (shape.dim(k).has_dim_value() && shape.dim(k).dim_value() > kMaxPositions)
+        fail_shape_inference("spatial dim ", shape.dim(k).dim_value(), " with auto_pad ", a->s(), " is over ",
+                             kMaxPositions);
+  };
+}
+
 const std::unordered_map<std::string, Check>& checks() {
   static const std::unordered_map<std::string, Check> table = {
-      {"Conv", conv_like(0, 1)},
-      {"MaxPool", conv_like(0, -1)},
-      {"AveragePool", conv_like(0, -1)},
+      {"Conv", bounded_auto_pad(conv_like(0, 1))},
+      {"MaxPool", bounded_auto_pad(conv_like(0, -1))},
+      {"AveragePool", bounded_auto_pad(conv_like(0, -1))},
       {"GlobalAveragePool", conv_like(0, -1)},
       {"GlobalMaxPool", conv_like(0, -1)},
       // Gemm before opset 11 reads dim(1) of A and B whatever their rank.
       {"Gemm", exact_ranks({0, 1}, 2)},
+      {"Reshape", check_reshape},
+      {"Expand", shape_input(1)},
+      {"ConstantOfShape", shape_input(0)},
   };
   return table;
 }
@@ -116,11 +207,13 @@ void install_inference_guards() {
         schema->TypeAndShapeInferenceFunction([](onnx::InferenceContext&) {});
         continue;
       }
-      auto check = checks().find(s->Name());
-      if (check == checks().end() || !s->has_type_and_shape_inference_function()) continue;
+      if (!s->has_type_and_shape_inference_function()) continue;
+      auto found = checks().find(s->Name());
+      Check check = found == checks().end() ? Check() : found->second;
       onnx::InferenceFunction inner = s->GetTypeAndShapeInferenceFunction();
-      schema->TypeAndShapeInferenceFunction([inner, check = check->second](onnx::InferenceContext& ctx) {
-        check(ctx);
+      schema->TypeAndShapeInferenceFunction([inner, check](onnx::InferenceContext& ctx) {
+        check_inputs(ctx);
+        if (check) check(ctx);
         inner(ctx);
       });
     }
