@@ -232,7 +232,10 @@ std::unique_ptr<ir::Model> build(const onnx::ModelProto& proto, const std::strin
     const auto& np = gp.node(k);
     if (np.op_type().empty()) throw Error(f + ": " + node_label(np, k) + " has no op_type");
     if (np.output_size() == 0) throw Error(f + ": " + node_label(np, k) + " has no outputs");
-    check_schema(np, f + ": " + node_label(np, k), model->opset(np.domain() == "ai.onnx" ? "" : np.domain()));
+    const int64_t opset = model->opset(np.domain() == "ai.onnx" ? "" : np.domain());
+    if (opset <= 0)  // without it no schema says what the node's inputs are
+      throw Error(f + ": " + node_label(np, k) + ": the model imports no opset for its domain '" + np.domain() + "'");
+    check_schema(np, f + ": " + node_label(np, k), opset);
     check_geometry(np, f + ": " + node_label(np, k));
     std::vector<ir::Value*> outs;
     for (const auto& o : np.output()) outs.push_back(o.empty() ? nullptr : define(o, node_label(np, k)));

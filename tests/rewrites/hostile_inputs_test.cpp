@@ -247,3 +247,15 @@ g (float[1] x) => (float[4] y) <int64[1] s = {4611686018427387904}> {
 })");
   EXPECT_NE(e.find("input 0 has dim 4611686018427387904, expected 0 to 1099511627776"), std::string::npos) << e;
 }
+
+// Without an opset for the node's domain no schema says what its inputs are,
+// and passes index them: an Unsqueeze with no inputs reached the repeat matcher.
+TEST(HostileInputs, NodesNeedAnOpsetForTheirDomain) {
+  const std::string e = import_error(R"(<ir_version: 8, opset_import: ["acme" : 1]>
+g (float[2] x) => (float[2] y) {
+  u = Unsqueeze ()
+  y = Identity (x)
+})");
+  EXPECT_NE(e.find("node 'Unsqueeze#0' (Unsqueeze): the model imports no opset for its domain ''"), std::string::npos)
+      << e;
+}
