@@ -54,8 +54,7 @@ std::vector<int64_t> LoweringContext::constant_ints(const ir::Node& n, size_t k)
   if (c.is_float()) {
     std::vector<int64_t> out;
     for (float f : c.f) {
-      // 2^63 is exact in a float; outside [-2^63, 2^63) a cast is undefined.
-      if (!(f >= -9223372036854775808.0f && f < 9223372036854775808.0f))
+      if (!ir::fits_int64(f))
         fail(n, "input " + std::to_string(k) + " ('" + n.inputs[k]->name + "') holds " + std::to_string(f) +
                     ", expected integers in int64's range");
       out.push_back(static_cast<int64_t>(f));

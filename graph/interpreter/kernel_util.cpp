@@ -51,9 +51,7 @@ std::vector<int64_t> ints_of(const Tensor& t, const char* what) {
 double get(const Tensor& t, int64_t k) { return t.is_float() ? t.f[k] : static_cast<double>(t.i[k]); }
 
 int64_t float_to_int64(double v, const char* what) {
-  // 2^63 is exact in a double; every double below it (and >= -2^63) converts.
-  constexpr double kLimit = 9223372036854775808.0;
-  if (!(v >= -kLimit && v < kLimit)) {
+  if (!ir::fits_int64(v)) {
     std::ostringstream os;
     os << what << ": value " << v << " is not an integer in int64's range";
     fail(os.str());

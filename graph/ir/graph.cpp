@@ -16,6 +16,11 @@ int64_t mul_sat(int64_t a, int64_t b) {
   return a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max() : a * b;
 }
 
+bool fits_int64(double v) {
+  constexpr double kLimit = 9223372036854775808.0;  // 2^63, exact in a double
+  return v >= -kLimit && v < kLimit;
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -168,6 +168,9 @@ const char* dtype_name(DType t);
 // a * b for a, b >= 0, saturating at INT64_MAX instead of overflowing (sizes
 // that large are then refused by whatever limit applies).
 int64_t mul_sat(int64_t a, int64_t b);
+// Whether a float value converts to int64 (truncating) without undefined
+// behaviour: not NaN or infinite and within [-2^63, 2^63).
+bool fits_int64(double v);
 
 // What surrounds the graph in an ONNX model, kept verbatim on export.
 struct Model {
