@@ -62,9 +62,10 @@ class Planner {
         why[k] = "channels innermost: --layouts=nhwc";
       } else if (!st.channels_family) {
         why[k] = "NCHW: the rows family writes x vectors";
-      } else if (st.lanes) {
+      } else if (st.lanes && !st.depthwise) {
         // Measured: a depthwise-separable block (model-layouts) ran 8% slower
-        // with its depthwise results channels innermost than NCHW.
+        // with its depthwise results channels innermost than NCHW (before
+        // the depthwise form, which stores channel vectors).
         why[k] = "NCHW: the lanes family's results are stored NCHW (channels innermost measured slower)";
       } else {
         Readers r;
@@ -138,7 +139,7 @@ class Planner {
     auto it = fused_into_.find(n);
     if (it == fused_into_.end()) return nullptr;
     const ConvStage& p = cx_.conv_stages[it->second];
-    if (!p.channels_family || p.lanes || p.gpu) return nullptr;
+    if (!p.channels_family || (p.lanes && !p.depthwise) || p.gpu) return nullptr;
     if (v->producer == p.node) return nullptr;
     if (auto f = fused_into_.find(v->producer); f != fused_into_.end() && f->second == it->second) return nullptr;
     return p.node;

@@ -87,6 +87,7 @@ struct ConvStage {
   bool channels_family = false;       // the chooser's family is "channels" (CPU)
   bool gpu = false;
   bool lanes = false;                 // the lanes family (a channel-vector conv too)
+  bool depthwise = false;             // the lanes family's depthwise form (stores channels innermost too)
   Halide::Func storage;               // the compute_root Func (x, y, c, g, n, b) holding the result
   // Schedules the conv for an input read with channels innermost (a stride-1
   // channel) or not, and stores its result with channels innermost or not.

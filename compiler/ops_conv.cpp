@@ -17,6 +17,7 @@
 #include "conv_chooser.h"
 #include "conv_schedule_cpu.h"
 #include "conv_schedule_cpu_channels.h"
+#include "conv_schedule_cpu_depthwise.h"
 #include "conv_schedule_cpu_lanes.h"
 #include "conv_schedule_gpu.h"
 #include "conv_tuning.h"
@@ -272,6 +273,11 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
       choice.explanation += "; " + tc.reason;
     }
   }
+  // Depthwise lanes convs (one channel per group) take the depthwise form:
+  // taps unrolled, weights in registers along the row, no padded copy.
+  batchconv_gen::DepthwiseTiles dw;
+  if (lanes && two_d && !choice.from_record) dw = batchconv_gen::choose_depthwise_tiles(q, facts);
+  if (dw.columns > 0) choice.explanation += "; " + dw.reason;
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
                               ": " + choice.explanation + "; point " + family_point(choice.schedule));
   // The grouped views of conv_algorithm.h, reading the ONNX-order Funcs.
@@ -351,11 +357,17 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   stage.result = result;
   stage.channels_family = channels || lanes;
   stage.lanes = lanes;
+  stage.depthwise = dw.columns > 0;
   stage.gpu = choice.schedule.family == batchconv_gen::ConvFamily::Gpu;
   stage.storage = out6;
-  stage.schedule = [out6, f, s, facts, point = choice.schedule](bool in_channels_innermost,
-                                                                bool out_channels_innermost) mutable {
+  stage.schedule = [out6, f, s, facts, dw, point = choice.schedule](bool in_channels_innermost,
+                                                                    bool out_channels_innermost) mutable {
     const batchconv_gen::ConvVars& v = f.v;
+    if (dw.columns > 0) {
+      batchconv_gen::schedule_conv_cpu_depthwise(out6, f, {v.n, v.b}, dw, facts);
+      if (out_channels_innermost) out6.reorder_storage(v.c, v.g, v.x, v.y, v.n, v.b);
+      return;
+    }
     if (point.family == batchconv_gen::ConvFamily::Lanes) {
       batchconv_gen::schedule_conv_cpu_lanes(out6, f, {v.n, v.b}, static_cast<int>(s.out_w), point, facts);
       if (out_channels_innermost) out6.reorder_storage(v.c, v.g, v.x, v.y, v.n, v.b);

@@ -75,10 +75,59 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "// message on this thread.\n"
     << "// int " << name << "_f32(...): the same on raw dense float arrays.\n"
     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-    << "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n"
+    << "#include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
     << "#include \"HalideRuntime.h\"\n#include \"" << name << "_impl.h\"\n\n"
     << "#ifdef __cplusplus\nextern \"C\" {\n#define " << guard << "_TLS thread_local\n#else\n#define " << guard
     << "_TLS _Thread_local\n#endif\n\n";
+
+  // The pipeline's heap blocks, kept for the next call: a model allocates
+  // the same large intermediates on every call, and memory fresh from the
+  // kernel costs a page fault per 4 KiB on first touch, which took half of
+  // a MobileNet block's time (benchmarks/results-real-models-2026-12-06-late.md).
+  // Blocks of 32 KiB or more are pooled (at most 64 of them, 1 GiB in all);
+  // smaller ones go to malloc. A block is laid out as Halide's default
+  // allocator lays out its own (the original pointer just before the
+  // 128-byte aligned block), so either allocator's free takes the other's
+  // blocks. Installed at load time with the error handler.
+  h << "#define " << guard << "_POOL_SLOTS 64\n"
+    << "struct " << name << "__pool {\n  pthread_mutex_t lock;\n  void *block[" << guard << "_POOL_SLOTS];\n"
+    << "  size_t size[" << guard << "_POOL_SLOTS];\n  size_t bytes;\n  int count;\n"
+    << "  void (*prev_free)(void *, void *);\n};\n"
+    << "static inline struct " << name << "__pool *" << name << "__pool_state(void) {\n"
+    << "  static struct " << name << "__pool p = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0, 0, NULL};\n  return &p;\n}\n"
+    << "static const uint64_t " << name << "__pool_magic = 0x62636f6e76706f6fULL;\n"
+    << "static inline void *" << name << "__pool_malloc(void *uc, size_t size) {\n"
+    << "  struct " << name << "__pool *p = " << name << "__pool_state();\n"
+    << "  void *orig = NULL;\n  char *ptr;\n  (void)uc;\n"
+    << "  if (size >= 32768) {\n    int k, best = -1;\n    pthread_mutex_lock(&p->lock);\n"
+    << "    for (k = 0; k < p->count; ++k)\n"
+    << "      if (p->size[k] >= size && p->size[k] - size <= size / 8 && (best < 0 || p->size[k] < p->size[best])) best = k;\n"
+    << "    if (best >= 0) {\n      ptr = (char *)p->block[best];\n      p->bytes -= p->size[best];\n"
+    << "      p->block[best] = p->block[p->count - 1];\n      p->size[best] = p->size[p->count - 1];\n      --p->count;\n"
+    << "      pthread_mutex_unlock(&p->lock);\n      return ptr;\n    }\n    pthread_mutex_unlock(&p->lock);\n  }\n"
+    << "  if (size > (size_t)1 << 46 || posix_memalign(&orig, 128, size + 128) != 0) return NULL;\n"
+    << "  ptr = (char *)orig + 128;\n  ((void **)ptr)[-1] = orig;\n  ((uint64_t *)ptr)[-2] = " << name << "__pool_magic;\n"
+    << "  ((uint64_t *)ptr)[-3] = (uint64_t)size;\n  return ptr;\n}\n"
+    << "static inline void " << name << "__pool_free(void *uc, void *ptr) {\n"
+    << "  struct " << name << "__pool *p = " << name << "__pool_state();\n  size_t size;\n"
+    << "  if (ptr == NULL) return;\n"
+    << "  // Not one of this pool's blocks (allocated before it was installed): its own allocator's free.\n"
+    << "  if ((char *)((void **)ptr)[-1] != (char *)ptr - 128 || ((uint64_t *)ptr)[-2] != " << name << "__pool_magic) {\n"
+    << "    if (p->prev_free) p->prev_free(uc, ptr);\n    return;\n  }\n"
+    << "  size = (size_t)((uint64_t *)ptr)[-3];\n"
+    << "  if (size >= 32768) {\n    pthread_mutex_lock(&p->lock);\n"
+    << "    if (p->count < " << guard << "_POOL_SLOTS && p->bytes + size <= ((size_t)1 << 30)) {\n"
+    << "      p->block[p->count] = ptr;\n      p->size[p->count] = size;\n      ++p->count;\n      p->bytes += size;\n"
+    << "      pthread_mutex_unlock(&p->lock);\n      return;\n    }\n    pthread_mutex_unlock(&p->lock);\n  }\n"
+    << "  free(((void **)ptr)[-1]);\n}\n"
+    << "static inline void " << name << "__pool_install(void) {\n"
+    << "  halide_set_custom_malloc(" << name << "__pool_malloc);\n"
+    << "  " << name << "__pool_state()->prev_free = halide_set_custom_free(" << name << "__pool_free);\n}\n"
+    << "// Returns the blocks kept for the next call to the system (the next call allocates afresh).\n"
+    << "static inline void " << name << "_release_memory(void) {\n"
+    << "  struct " << name << "__pool *p = " << name << "__pool_state();\n"
+    << "  pthread_mutex_lock(&p->lock);\n  while (p->count > 0) {\n    --p->count;\n"
+    << "    free(((void **)p->block[p->count])[-1]);\n  }\n  p->bytes = 0;\n  pthread_mutex_unlock(&p->lock);\n}\n\n";
 
   // Error reporting: a per-library handler (stderr by default), the last
   // message per thread, and a Halide error handler that routes errors raised
@@ -104,7 +153,8 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "  if (*" << name << "__inside()) " << name << "__report(msg);\n"
     << "  else if (" << name << "__error_state()->halide_prev) " << name << "__error_state()->halide_prev(uc, msg);\n}\n"
     << "__attribute__((constructor)) static void " << name << "__install(void) {\n"
-    << "  " << name << "__error_state()->halide_prev = halide_set_error_handler(" << name << "__halide_error);\n}\n\n";
+    << "  " << name << "__error_state()->halide_prev = halide_set_error_handler(" << name << "__halide_error);\n"
+    << "  " << name << "__pool_install();\n}\n\n";
 
   h << "static const int " << name << "_num_inputs = " << m.inputs.size() << ";\n"
     << "static const int " << name << "_num_weights = " << m.weights.size() << ";\n"

@@ -38,12 +38,21 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
   // below 64 taps the rows family is as fast or faster (seed 1 24.9 against
   // 36.0 ms; 27-45 taps within 10% either way), and was 2.5x faster at 16
   // and 27 taps while the channels family copied a block out per task.
-  const int64_t min_taps = channels_last ? 1 : 64;
+  // In a compiled model (every extent known) the layout plan keeps a
+  // channels-family result channels innermost for the convs that read it,
+  // so a short reduction over 16 or more input channels (MobileNet's and
+  // EfficientNet's expand convs, 16-40 -> 96-240 channels 1x1) takes the
+  // channels family there too: on the rows family its NCHW result made the
+  // depthwise conv after it gather its inputs (a MobileNetV2 block 2.46 ->
+  // 2.05 ms before the heap pool, benchmarks/results-real-models-2026-12-06-late.md).
+  const bool compiled_channels = p.extents_known && p.cin_g >= 16;
+  const int64_t min_taps = channels_last || compiled_channels ? 1 : 64;
   if (p.cout_g >= vec && taps >= min_taps) {
     c.schedule = default_conv_schedule(t, ConvFamily::Channels);
     c.reason = "channels: Cout_g " + std::to_string(p.cout_g) + " >= " + std::to_string(vec) + " lanes and " +
-               (channels_last ? std::string("channels-last tensors")
-                              : std::to_string(taps) + " taps >= " + std::to_string(min_taps));
+               (channels_last       ? std::string("channels-last tensors")
+                : compiled_channels ? std::to_string(p.cin_g) + " input channels in a compiled model"
+                                    : std::to_string(taps) + " taps >= " + std::to_string(min_taps));
     return c;
   }
   // Few channels per group but a vector's worth across groups (depthwise,
@@ -114,6 +123,38 @@ TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, c
              std::to_string(chunks) + " chunks of " + std::to_string(chunk) + " channels (" +
              std::to_string(tasks * chunks) + " tasks)";
   return r;
+}
+
+DepthwiseTiles choose_depthwise_tiles(const ConvProblem& p, const TargetFacts& t) {
+  DepthwiseTiles d;
+  const int64_t vec = t.vector_floats;
+  if (t.gpu || vec <= 1 || !p.extents_known || p.cin_g != 1 || p.cout_g != 1 || p.groups < vec ||
+      p.op == ConvOp::BroadcastInput)
+    return d;
+  d.columns = 1;
+  for (int c = static_cast<int>(std::min<int64_t>(8, p.out_w)); c > 1; --c) {
+    if (p.out_w % c == 0) {
+      d.columns = c;
+      break;
+    }
+  }
+  const int64_t vectors = (p.groups + vec - 1) / vec;
+  const int64_t images = std::max<int64_t>(1, p.n * p.batch);
+  const int64_t want = 4 * int64_t{std::max(1, p.threads)};
+  // Rows per task: up to 8, fewer where the images' rows would give the
+  // threads too few tasks.
+  const int64_t rows = std::clamp<int64_t>(images * p.out_h / want, 1, 8);
+  const int64_t row_tasks = images * ((p.out_h + rows - 1) / rows);
+  int64_t split = 1;
+  if (row_tasks < want) split = std::min(vectors, (want + row_tasks - 1) / row_tasks);
+  d.task_rows = static_cast<int>(rows);
+  d.task_vectors = static_cast<int>((vectors + split - 1) / split);
+  const int64_t tasks = row_tasks * ((vectors + d.task_vectors - 1) / d.task_vectors);
+  d.reason = "depthwise: " + std::to_string(vec) + " channels x " + std::to_string(d.columns) +
+             " columns per tile, tasks of " + std::to_string(rows) + " rows x " + std::to_string(d.task_vectors) +
+             " vectors (" + std::to_string(tasks) + " tasks for " + std::to_string(std::max(1, p.threads)) +
+             " threads)";
+  return d;
 }
 
 std::vector<int> lanes_specialized_cout_g(const TargetFacts& t) {

@@ -64,6 +64,21 @@ struct TaskChannels {
 };
 TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
 
+// The depthwise form of the lanes family (conv_schedule_cpu_depthwise.h):
+// a 2-D conv of Cin_g = Cout_g = 1 with at least a vector of groups, every
+// extent known (the model compiler). Its register tile is one vector of
+// channels x `columns` columns of a row (the widest divisor of the row up
+// to 8: a tile overlapping the row's end recomputes columns); a task is
+// `task_rows` rows of `task_vectors` channel vectors of one image, sized so
+// that every thread gets at least 4 tasks where the shape has them (a 7 x 7
+// map at batch 1 splits its channels). `columns` is 0 where the form does
+// not apply.
+struct DepthwiseTiles {
+  int columns = 0, task_rows = 1, task_vectors = 1;
+  std::string reason;
+};
+DepthwiseTiles choose_depthwise_tiles(const ConvProblem& p, const TargetFacts& target);
+
 // The Cout_g values the AOT lanes kernels have their own code for: the
 // divisors of the vector below it (1, 2, 4, 8 on AVX-512). Other Cout_g run
 // the general case, whose lane -> (c, g) split gathers.

@@ -6,6 +6,8 @@
 // naming the argument, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -119,6 +121,50 @@ TEST(CompiledModelCall, RuntimeWeightsChangeTheResult) {
     for (float& w : values[m.arg_names[k]].f) w *= 2.0f;
   interp::TensorMap b = run_compiled(m, values);
   EXPECT_GT(interp::max_relative_difference(a.begin()->second, b.begin()->second), 1e-3);
+}
+
+// The generated header's pool of heap blocks: a block of 32 KiB or more
+// freed by a call is kept and handed to the next request of its size (no
+// fresh pages to fault in), a small one goes back to malloc, a block of
+// another allocator goes to that allocator's free, and release_memory
+// empties the pool. Calls through the pool give the same results.
+TEST(CompiledModelCall, HeapBlocksArePooledAcrossCalls) {
+  seed1_opset17_r_release_memory();
+  ASSERT_EQ(seed1_opset17_r__pool_state()->count, 0);
+  const size_t big = size_t{1} << 20;
+  void* a = seed1_opset17_r__pool_malloc(nullptr, big);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 128, 0u);
+  std::memset(a, 1, big);
+  seed1_opset17_r__pool_free(nullptr, a);
+  EXPECT_EQ(seed1_opset17_r__pool_state()->count, 1);
+  EXPECT_EQ(seed1_opset17_r__pool_malloc(nullptr, big - 4096), a) << "a block within 1/8 of the request is reused";
+  seed1_opset17_r__pool_free(nullptr, a);
+  void* other = seed1_opset17_r__pool_malloc(nullptr, big / 4);
+  EXPECT_NE(other, a) << "a block more than 1/8 larger than the request is not handed out";
+  seed1_opset17_r__pool_free(nullptr, other);
+  void* small = seed1_opset17_r__pool_malloc(nullptr, 1000);
+  seed1_opset17_r__pool_free(nullptr, small);
+  EXPECT_EQ(seed1_opset17_r__pool_state()->count, 2) << "blocks under 32 KiB are not kept";
+  // A block laid out by Halide's default allocator (the original pointer
+  // just before it, less than 128 bytes away) goes to the previous free.
+  void* orig = std::malloc(256);
+  void* foreign = static_cast<char*>(orig) + 64;
+  static_cast<void**>(foreign)[-1] = orig;
+  seed1_opset17_r__pool_free(nullptr, foreign);
+  EXPECT_EQ(seed1_opset17_r__pool_state()->count, 2);
+  seed1_opset17_r_release_memory();
+  EXPECT_EQ(seed1_opset17_r__pool_state()->count, 0);
+  EXPECT_EQ(seed1_opset17_r__pool_state()->bytes, 0u);
+  // Repeated calls of a compiled model through whichever pool is installed.
+  const CompiledModel& m = find("seed3_opset17", "r");
+  std::unique_ptr<ir::Model> model = compiled_view(m);
+  interp::TensorMap values = interp::random_inputs(*model, 11);
+  interp::TensorMap first = run_compiled(m, values);
+  for (int k = 0; k < 3; ++k) {
+    interp::TensorMap again = run_compiled(m, values);
+    EXPECT_EQ(interp::max_relative_difference(again.begin()->second, first.begin()->second), 0.0) << "call " << k;
+  }
 }
 
 }  // namespace

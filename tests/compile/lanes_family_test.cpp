@@ -85,6 +85,9 @@ void check(const LanesCase& c, std::mt19937& rng) {
     if (c.cout_g < vec && c.groups * c.cout_g >= vec) {
       ASSERT_EQ(low.conv_schedules.size(), 1u);
       EXPECT_NE(low.conv_schedules[0].find("family=lanes"), std::string::npos) << low.conv_schedules[0];
+      // One channel per group on both sides: the depthwise form.
+      const bool depthwise = c.cin_g == 1 && c.cout_g == 1;
+      EXPECT_EQ(low.conv_schedules[0].find("depthwise:") != std::string::npos, depthwise) << low.conv_schedules[0];
     }
     const uint64_t seed = rng();
     interp::TensorMap in = interp::random_inputs(*m, seed);
@@ -107,6 +110,9 @@ TEST(LanesFamily, SweptShapes) {
       {0, 1, 16, 3, 1, 5, 6, 5, 1, 1, {2, 2, 2, 2}, false, false, true},   // 5x5, 3 inputs per group
       {2, 2, 16, 1, 1, 6, 7, 3, 1, 1, {1, 1, 1, 1}, true, true, true},     // batched weights, baked
       {3, 1, 8, 2, 4, 5, 9, 3, 2, 1, {1, 0, 1, 2}, true, false, false},    // batched weights, runtime
+      {0, 1, 24, 1, 1, 15, 15, 5, 2, 1, {2, 2, 2, 2}, true, true, true},   // depthwise 5x5 stride 2, 24 channels
+      {0, 2, 48, 1, 1, 10, 23, 3, 2, 1, {1, 1, 1, 1}, false, true, false}, // depthwise stride 2, odd width
+      {0, 1, 144, 1, 1, 7, 7, 3, 1, 1, {1, 1, 1, 1}, true, false, true},   // depthwise, 9 vectors, 7 x 7
   };
   for (const LanesCase& c : fixed) check(c, rng);
   auto pick = [&](std::vector<int64_t> v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };

@@ -107,6 +107,26 @@ TEST(ParallelTasks, ChunksThatDoNotDivideTheChannels) {
   }
 }
 
+// A depthwise 3x3 conv of 960 channels on a 7 x 7 map at batch 1 (the
+// shape of MobileNetV2's last blocks) takes the lanes family's depthwise
+// form, whose tasks split the channel vectors where the rows are too few:
+// at least 4 tasks per thread.
+TEST(ParallelTasks, SmallMapDepthwiseSplitsChannels) {
+  for (bool channels_last_input : {false, true}) {
+    const std::string text = std::string(kHeader) + R"(
+g (float[1, 160, 7, 7] x, float[960, 160, 1, 1] e, float[960, 1, 3, 3] w, float[960] b) => (float[1, 960, 7, 7] y) {
+  c = Conv(x, e)
+  i = )" + (channels_last_input ? "Relu(c)" : "Identity(c)") + R"(
+  y = Conv<group = 960, pads = [1, 1, 1, 1]>(i, w, b)
+})";
+    for (int threads : {2, 4}) {
+      const std::vector<int> counts = task_counts(text, threads, {{"e", 0.08f}, {"w", 0.3f}});
+      ASSERT_FALSE(counts.empty());
+      EXPECT_GE(*std::max_element(counts.begin(), counts.end()), 4 * threads) << threads << " threads";
+    }
+  }
+}
+
 // The same conv with one thread keeps one task per row block: nothing to split.
 TEST(ParallelTasks, OneThreadKeepsRowTasks) {
   const std::string text = std::string(kHeader) + R"(
