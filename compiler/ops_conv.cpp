@@ -276,7 +276,9 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   // Depthwise lanes convs (one channel per group) take the depthwise form:
   // taps unrolled, weights in registers along the row, no padded copy.
   batchconv_gen::DepthwiseTiles dw;
-  if (lanes && two_d && !choice.from_record) dw = batchconv_gen::choose_depthwise_tiles(q, facts);
+  // Its input is read once per tap, so it must be a stored tensor (not
+  // inlined arithmetic, which the lanes family's task copy computes once).
+  if (lanes && two_d && x.cheap && !choice.from_record) dw = batchconv_gen::choose_depthwise_tiles(q, facts);
   if (dw.columns > 0) choice.explanation += "; " + dw.reason;
   cx.conv_schedules.push_back("node " + ir::describe(&n) + " for " + tuning_target_name(cx.target()) +
                               ": " + choice.explanation + "; point " + family_point(choice.schedule));
@@ -360,8 +362,9 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   stage.depthwise = dw.columns > 0;
   stage.gpu = choice.schedule.family == batchconv_gen::ConvFamily::Gpu;
   stage.storage = out6;
-  stage.schedule = [out6, f, s, facts, dw, point = choice.schedule](bool in_channels_innermost,
-                                                                    bool out_channels_innermost) mutable {
+  const bool input_is_a_load = x.cheap;
+  stage.schedule = [out6, f, s, facts, dw, input_is_a_load, point = choice.schedule](
+                       bool in_channels_innermost, bool out_channels_innermost) mutable {
     const batchconv_gen::ConvVars& v = f.v;
     if (dw.columns > 0) {
       batchconv_gen::schedule_conv_cpu_depthwise(out6, f, {v.n, v.b}, dw, facts);
@@ -380,7 +383,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     }
     if (point.family == batchconv_gen::ConvFamily::Channels) {
       batchconv_gen::ChannelsExtents e{i32(s.out_w), i32(s.cout_g), Halide::Internal::make_bool(in_channels_innermost),
-                                       Halide::Internal::make_bool(out_channels_innermost)};
+                                       Halide::Internal::make_bool(out_channels_innermost), input_is_a_load};
       batchconv_gen::schedule_conv_cpu_channels(out6, f, {v.n, v.b}, e, point, facts);
     } else {
       batchconv_gen::ConvExtents e;

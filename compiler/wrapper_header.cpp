@@ -74,6 +74,10 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "// It never aborts the app. " << name << "_last_error() returns the last\n"
     << "// message on this thread.\n"
     << "// int " << name << "_f32(...): the same on raw dense float arrays.\n"
+    << "// The pipeline's heap blocks of 32 KiB or more are kept for the next call\n"
+    << "// (up to 64 blocks, 1 GiB): the header installs that pool as the Halide\n"
+    << "// runtime's allocator when the program loads. " << name << "_release_memory()\n"
+    << "// returns the kept blocks to the system.\n"
     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
     << "#include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
     << "#include \"HalideRuntime.h\"\n#include \"" << name << "_impl.h\"\n\n"
@@ -88,7 +92,9 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   // smaller ones go to malloc. A block is laid out as Halide's default
   // allocator lays out its own (the original pointer just before the
   // 128-byte aligned block), so either allocator's free takes the other's
-  // blocks. Installed at load time with the error handler.
+  // blocks; a pool block starts 128 to 255 bytes after what malloc returned
+  // (Halide's 1 to 128) and carries a tag, which is how the pool's free
+  // tells them apart. Installed at load time with the error handler.
   h << "#define " << guard << "_POOL_SLOTS 64\n"
     << "struct " << name << "__pool {\n  pthread_mutex_t lock;\n  void *block[" << guard << "_POOL_SLOTS];\n"
     << "  size_t size[" << guard << "_POOL_SLOTS];\n  size_t bytes;\n  int count;\n"
@@ -105,14 +111,16 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "    if (best >= 0) {\n      ptr = (char *)p->block[best];\n      p->bytes -= p->size[best];\n"
     << "      p->block[best] = p->block[p->count - 1];\n      p->size[best] = p->size[p->count - 1];\n      --p->count;\n"
     << "      pthread_mutex_unlock(&p->lock);\n      return ptr;\n    }\n    pthread_mutex_unlock(&p->lock);\n  }\n"
-    << "  if (size > (size_t)1 << 46 || posix_memalign(&orig, 128, size + 128) != 0) return NULL;\n"
-    << "  ptr = (char *)orig + 128;\n  ((void **)ptr)[-1] = orig;\n  ((uint64_t *)ptr)[-2] = " << name << "__pool_magic;\n"
+    << "  if (size > (size_t)1 << 46 || (orig = malloc(size + 256)) == NULL) return NULL;\n"
+    << "  ptr = (char *)(((uintptr_t)orig + 255) & ~(uintptr_t)127);  /* 128 to 255 bytes after orig */\n"
+    << "  ((void **)ptr)[-1] = orig;\n  ((uint64_t *)ptr)[-2] = " << name << "__pool_magic;\n"
     << "  ((uint64_t *)ptr)[-3] = (uint64_t)size;\n  return ptr;\n}\n"
     << "static inline void " << name << "__pool_free(void *uc, void *ptr) {\n"
-    << "  struct " << name << "__pool *p = " << name << "__pool_state();\n  size_t size;\n"
+    << "  struct " << name << "__pool *p = " << name << "__pool_state();\n  size_t size;\n  uintptr_t gap;\n"
     << "  if (ptr == NULL) return;\n"
     << "  // Not one of this pool's blocks (allocated before it was installed): its own allocator's free.\n"
-    << "  if ((char *)((void **)ptr)[-1] != (char *)ptr - 128 || ((uint64_t *)ptr)[-2] != " << name << "__pool_magic) {\n"
+    << "  gap = (uintptr_t)ptr - (uintptr_t)((void **)ptr)[-1];\n"
+    << "  if (gap < 128 || gap > 255 || ((uint64_t *)ptr)[-2] != " << name << "__pool_magic) {\n"
     << "    if (p->prev_free) p->prev_free(uc, ptr);\n    return;\n  }\n"
     << "  size = (size_t)((uint64_t *)ptr)[-3];\n"
     << "  if (size >= 32768) {\n    pthread_mutex_lock(&p->lock);\n"

@@ -131,8 +131,15 @@ DepthwiseTiles choose_depthwise_tiles(const ConvProblem& p, const TargetFacts& t
   if (t.gpu || vec <= 1 || !p.extents_known || p.cin_g != 1 || p.cout_g != 1 || p.groups < vec ||
       p.op == ConvOp::BroadcastInput)
     return d;
+  // Up to 4 columns, the widest divisor of the row; a row that only 1 or 2
+  // divide takes its smallest divisor from 5 to 8 (7 of a 7 or 14 wide map).
+  // 8 columns against 4 doubled MobileNetV2's compile time (every tile is
+  // unrolled in each of loop partitioning's border cases) at the same speed
+  // (benchmarks/results-real-models-2026-12-06-late.md).
   d.columns = 1;
-  for (int c = static_cast<int>(std::min<int64_t>(8, p.out_w)); c > 1; --c) {
+  for (int c = static_cast<int>(std::min<int64_t>(4, p.out_w)); c > 1 && d.columns == 1; --c)
+    if (p.out_w % c == 0) d.columns = c;
+  for (int c = 5; c <= 8 && d.columns < 3; ++c) {
     if (p.out_w % c == 0) {
       d.columns = c;
       break;

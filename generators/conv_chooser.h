@@ -68,7 +68,8 @@ TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, c
 // a 2-D conv of Cin_g = Cout_g = 1 with at least a vector of groups, every
 // extent known (the model compiler). Its register tile is one vector of
 // channels x `columns` columns of a row (the widest divisor of the row up
-// to 8: a tile overlapping the row's end recomputes columns); a task is
+// to 4, or its smallest from 5 to 8 where only 1 or 2 divide it: a tile
+// overlapping the row's end recomputes columns); a task is
 // `task_rows` rows of `task_vectors` channel vectors of one image, sized so
 // that every thread gets at least 4 tasks where the shape has them (a 7 x 7
 // map at batch 1 splits its channels). `columns` is 0 where the form does

@@ -46,6 +46,9 @@ struct ChannelsExtents {
   Halide::Expr out_w, cout_g;
   Halide::Expr x_channels_innermost;  // x.dim(channel).stride() == 1
   Halide::Expr y_channels_innermost;  // y.dim(channel).stride() == 1
+  // Reading an input element costs one load (a stored tensor, not inlined
+  // arithmetic): a 1x1 conv may then read it in place (the model compiler).
+  bool input_is_a_load = false;
 };
 
 namespace detail {
@@ -337,14 +340,16 @@ inline void schedule_conv_cpu_channels(Halide::Func out, ConvFuncs& f,
   // Per column chunk: the padded input rows (x innermost), vectorised along x for an
   // NCHW x and along channels for an NHWC x.
   // A 1x1 conv without padding on a channels-innermost input (known at
-  // compile time: the model compiler) reads its input in place; a copy would
-  // only move it (a MobileNet block's 144 -> 24 projection spent a third of
-  // its time copying).
+  // compile time: the model compiler) that is a stored tensor reads it in
+  // place; a copy would only move it (a MobileNet block's 144 -> 24
+  // projection spent a third of its time copying). An input of inlined
+  // arithmetic (EfficientNet's squeeze-excite Mul and its sigmoid) is
+  // still computed once into the task's copy, not once per channel tile.
   const auto is_value = [](const Expr& x, int64_t v) {
     const int64_t* c = Halide::Internal::as_const_int(x);
     return c && *c == v;
   };
-  if (Halide::Internal::is_const_one(e.x_channels_innermost) && is_value(geo.kernel_w, 1) &&
+  if (e.input_is_a_load && Halide::Internal::is_const_one(e.x_channels_innermost) && is_value(geo.kernel_w, 1) &&
       is_value(geo.kernel_h, 1) && is_value(geo.pad_x, 0) && is_value(geo.pad_y, 0)) {
     f.padded.compute_inline();
     return;
