@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "conv_tuning.h"
+#include "dynamic_batch.h"
 #include "onnx/onnx_io.h"
 #include "pass.h"
 #include "runtime_weights.h"
@@ -240,11 +241,17 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   if (!fs::is_directory(dir)) throw Error("-o " + dir.string() + ": no such folder");
 
   CompileSummary summary;
-  std::unique_ptr<ir::Model> model = io::load_model(model_path);
-  bind_input_shapes(*model, model_path, options.shapes);
+  // Loads the model, binds its inputs (every leading dim to `batch` when
+  // positive) and runs the rewrites.
+  auto prepare = [&](int64_t batch, RuntimeWeightPlan& plan, std::vector<std::string>* passes) {
+    std::unique_ptr<ir::Model> m = io::load_model(model_path);
+    bind_input_shapes(*m, model_path, batch > 0 ? shapes_at_batch(*m, model_path, options.shapes, batch) : options.shapes);
+    if (options.runtime_weights) plan = plan_runtime_weights(m, model_path, options.run_rewrites, passes);
+    else if (options.run_rewrites) *passes = run_rewrites(*m);
+    return m;
+  };
   RuntimeWeightPlan plan;
-  if (options.runtime_weights) plan = plan_runtime_weights(model, model_path, options.run_rewrites, &summary.passes);
-  else if (options.run_rewrites) summary.passes = run_rewrites(*model);
+  std::unique_ptr<ir::Model> model = prepare(options.dynamic_batch ? 1 : 0, plan, &summary.passes);
   for (const auto& n : model->graph.nodes())
     if (!n->dead) ++summary.nodes;
 
@@ -259,6 +266,20 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   lo.channels_last_edges = options.channels_last_edges;
   if (options.threads > 0) lo.threads = options.threads;
   if (options.runtime_weights) lo.weight_plan = &plan;
+  // --dynamic-batch: the shapes at batch 2, which every batch-dependent
+  // value's shape at batch 1 must match but for its leading dim.
+  std::map<std::string, std::vector<int64_t>> batch2_shapes;
+  if (options.dynamic_batch) {
+    RuntimeWeightPlan plan2;
+    std::vector<std::string> passes2;
+    std::unique_ptr<ir::Model> model2 = prepare(2, plan2, &passes2);
+    LowerOptions lo2 = lo;
+    lo2.target = targets.front();
+    lo2.weight_plan = options.runtime_weights ? &plan2 : nullptr;
+    lo2.tuning = nullptr;
+    batch2_shapes = lower_model(*model2, model_path, lo2).value_shapes;
+    lo.batch2_shapes = &batch2_shapes;
+  }
   // The interface (and the header) come from the first target's lowering;
   // with several targets each variant is lowered again with its own target,
   // so the chooser sees that target's vector width and registers.

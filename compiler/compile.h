@@ -38,6 +38,8 @@ struct CompileOptions {
   // --list-conv-problems: write the model's convs as batchconv-tune problems
   // ("label: --op=... --x=... --w=..." lines) instead of compiling it.
   std::string list_conv_problems;
+  // --dynamic-batch: every input's dim 0 is given at run time (dynamic_batch.h).
+  bool dynamic_batch = false;
 };
 
 // What was compiled, for the tool's summary line.

@@ -52,7 +52,15 @@ void lower_input(LoweringContext& cx, const ir::Value* v) {
   if (cx.options().channels_last_edges.count(v->name)) perm = channels_last_perm(cx, "input", v->name, shape, &info.layout);
   info.shape = perm.empty() ? shape : permuted(shape, perm);
   info.param = Halide::ImageParam(Halide::Float(32), static_cast<int>(shape.size()), info.c_name);
-  constrain_dense(info.param, reversed(info.shape));
+  // --dynamic-batch: dim 0 (the caller's too: channels-last keeps N first)
+  // is the run-time batch, the first input's, the same for all.
+  info.batched = cx.options().batch2_shapes != nullptr;
+  const int batch_dim = info.batched ? static_cast<int>(shape.size()) - 1 : -1;
+  constrain_dense(info.param, reversed(info.shape), batch_dim);
+  if (info.batched) {
+    if (!cx.batch().defined()) cx.set_batch(info.param.dim(batch_dim).extent());
+    else info.param.dim(batch_dim).set_extent(cx.batch());
+  }
   std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
   Func f(cx.unique_c_name("f_in_" + v->name));
   if (perm.empty()) {
@@ -129,9 +137,10 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
     o.func = Func(cx.unique_c_name("f_out_" + v->name));
     o.func(vars) = t.f(halide_args(onnx));
     o.internal_extents = reversed(o.shape);
-  } else if (t.storage && unused(*t.storage) && !copy) {
+  } else if (t.storage && unused(*t.storage) && !copy && (!t.batched || t.storage_batch_dim >= 0)) {
     o.func = *t.storage;  // computed straight into the caller's memory
     o.internal_extents = t.storage_extents;
+    if (t.batched) o.batch_dim = t.storage_batch_dim;
   } else if (!t.constant && unused(t.f) && t.f.defined() && !copy) {
     o.func = t.f;
     o.internal_extents = reversed(t.shape);
@@ -141,6 +150,7 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
     o.func(vars) = t.f(std::vector<Expr>(vars.begin(), vars.end()));
     o.internal_extents = reversed(t.shape);
   }
+  if (t.batched && o.batch_dim < 0) o.batch_dim = static_cast<int>(o.internal_extents.size()) - 1;
   used.push_back(o.func.name());
   // An output that is not already a scheduled stage (a conv's storage, a
   // reduction) is computed by its own loops: parallel and vectorised, or
@@ -148,7 +158,7 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
   Halide::LoopLevel level = o.func.function().schedule().compute_level();
   level.lock();  // (compute_root and compute_at replace the level; locking this one changes nothing)
   if (!level.is_root()) schedule_reduction(o.func, o.internal_extents, cx.target());
-  constrain_dense(o.func.output_buffer(), o.internal_extents);
+  constrain_dense(o.func.output_buffer(), o.internal_extents, o.batch_dim);
   cx.outputs.push_back(std::move(o));
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "interpreter/interpreter.h"
+#include "dynamic_batch.h"
 #include "fusion_plan.h"
 #include "graph_edges.h"
 #include "layout_plan.h"
@@ -254,7 +255,8 @@ void bind_input_shapes(ir::Model& model, const std::string& origin,
       if (!d[k].known()) {
         throw Error(origin + ": input '" + v->name + "' dim " + std::to_string(k) +
                     (d[k].param.empty() ? "" : " ('" + d[k].param + "')") + " of " + dims_of(d) +
-                    " is dynamic; bind it with --shape " + v->name + "=d0xd1x... (static shapes only)");
+                    " is dynamic; bind it with --shape " + v->name + "=d0xd1x..." +
+                    (k == 0 ? " or keep the batch a run-time extent with --dynamic-batch" : ""));
       }
     }
   }
@@ -300,6 +302,11 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
     check_size(cx, nullptr, "input '" + v->name + "'", shape);
     lower_input(cx, v);
   }
+  if (options.batch2_shapes) {
+    if (cx.target().has_gpu_feature())
+      throw Error(origin + ": --dynamic-batch compiles CPU targets only; bind the batch with --shape for a GPU");
+    cx.batch_dependent = batch_dependent_values(g);
+  }
   // Runtime weights by the original model's names, all of them, in file order.
   std::vector<LTensor> originals;
   if (options.weight_plan)
@@ -320,6 +327,8 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
     if (!lowering) cx.fail(*n, "unsupported op");
     check_input_types(cx, *n);
     for (const ir::Node* e : cx.epilogue(n)) check_input_types(cx, *e, /*chained=*/true);
+    check_batch_node(cx, *n);
+    for (const ir::Node* e : cx.epilogue(n)) check_batch_node(cx, *e);
     try {
       (*lowering)(cx, *n);
     } catch (const Halide::CompileError& e) {
@@ -337,6 +346,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.pipeline = Halide::Pipeline(funcs);
   for (const ParamInfo& p : cx.inputs) out.arguments.push_back(p.param);
   for (const ParamInfo& p : cx.weights) out.arguments.push_back(p.param);
+  out.dynamic_batch = options.batch2_shapes != nullptr;
   out.inputs = cx.inputs;
   out.weights = cx.weights;
   out.outputs = cx.outputs;
@@ -345,6 +355,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.layout_explanations = cx.layout_explanations;
   out.epilogues = cx.epilogue_lines;
   out.linear_weights = cx.weight_lines;
+  for (const auto& [v, t] : cx.values()) out.value_shapes[v->name] = t.shape;
   return out;
 }
 

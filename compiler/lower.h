@@ -37,6 +37,8 @@ struct LoweredModel {
   std::vector<std::string> layout_explanations;  // one line per conv: how its result is stored, and why
   std::vector<std::string> epilogues;  // one line per conv, Gemm or MatMul with an epilogue: its nodes
   std::vector<std::string> linear_weights;  // one line per Gemm or MatMul whose B is stored for the tiles (or not)
+  std::map<std::string, std::vector<int64_t>> value_shapes;  // every lowered value's shape, by name
+  bool dynamic_batch = false;  // dim 0 of the batched arguments is the caller's (ParamInfo/OutputInfo)
 };
 
 // Binds symbolic or overridden input dims: name -> full shape. Fails (Error)

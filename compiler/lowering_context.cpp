@@ -4,6 +4,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "dynamic_batch.h"
+
 namespace batchconv::compiler {
 
 using Halide::Expr;
@@ -31,7 +33,10 @@ const LTensor& LoweringContext::at(const ir::Value* v) const {
   return it->second;
 }
 
-void LoweringContext::define(const ir::Value* v, LTensor t) { values_[v] = std::move(t); }
+void LoweringContext::define(const ir::Value* v, LTensor t) {
+  if (options_.batch2_shapes && batch_dependent.count(v)) check_batched(*this, v, t);
+  values_[v] = std::move(t);
+}
 
 const LTensor* LoweringContext::optional_input(const ir::Node& n, size_t k) const {
   if (k >= n.inputs.size() || n.inputs[k] == nullptr || n.inputs[k]->name.empty()) return nullptr;
@@ -140,7 +145,7 @@ Expr read_broadcast(const LTensor& t, const std::vector<int64_t>& out_shape, con
   const size_t off = out_shape.size() - t.shape.size();
   std::vector<Expr> idx;
   for (size_t k = 0; k < t.shape.size(); ++k) {
-    idx.push_back(t.shape[k] == 1 ? Expr(0) : out_idx[k + off]);
+    idx.push_back(t.shape[k] == 1 && !(k == 0 && t.batched) ? Expr(0) : out_idx[k + off]);
   }
   return read(t, idx);
 }
@@ -237,13 +242,24 @@ std::vector<int64_t> reversed(std::vector<int64_t> s) {
   return s;
 }
 
-void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents) {
-  int64_t stride = 1;
+void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents, int batch_dim) {
+  Expr stride = 1;
   for (size_t k = 0; k < halide_extents.size(); ++k) {
-    p.dim(int(k)).set_bounds(0, static_cast<int32_t>(halide_extents[k]));
-    p.dim(int(k)).set_stride(static_cast<int32_t>(stride));
-    stride *= halide_extents[k];
+    if (int(k) == batch_dim) {
+      p.dim(int(k)).set_min(0);
+      p.dim(int(k)).set_stride(stride);
+      stride = stride * p.dim(int(k)).extent();
+    } else {
+      p.dim(int(k)).set_bounds(0, static_cast<int32_t>(halide_extents[k]));
+      p.dim(int(k)).set_stride(stride);
+      stride = stride * static_cast<int32_t>(halide_extents[k]);
+    }
   }
+}
+
+Expr last_index(const LoweringContext& cx, const LTensor& t, size_t d) {
+  if (d == 0 && t.batched && cx.batch().defined()) return cx.batch() - 1;
+  return static_cast<int32_t>(t.shape[d] - 1);
 }
 
 }  // namespace batchconv::compiler

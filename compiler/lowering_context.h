@@ -45,6 +45,11 @@ struct LTensor {
   // Reading an element costs about one load (a parameter, a constant, a
   // compute_root Func, or a view of one); false for inlined arithmetic.
   bool cheap = true;
+  // Dim 0 is the run-time batch (--dynamic-batch): `shape` holds 1 there,
+  // the pipeline's extent is the caller's. Set by LoweringContext::define.
+  bool batched = false;
+  // Where `storage` holds the batch among storage_extents (-1: nowhere).
+  int storage_batch_dim = -1;
   int64_t numel() const;
   int rank() const { return static_cast<int>(shape.size()); }
 };
@@ -56,6 +61,7 @@ struct ParamInfo {
   std::vector<int64_t> shape;    // the caller's dense row-major shape: ONNX order, or NHWC / NWC (layout)
   Halide::ImageParam param;
   std::string layout;            // "" (the model's own order) or "NHWC" / "NWC" (--edge-layout)
+  bool batched = false;          // dim 0 is the run-time batch (shape holds 1 there)
 };
 
 // How the pipeline writes one graph output.
@@ -66,6 +72,7 @@ struct OutputInfo {
   std::vector<int64_t> internal_extents;  // the Halide output buffer, innermost first
   Halide::Func func;
   std::string layout;                     // "" or "NHWC" / "NWC" (--edge-layout)
+  int batch_dim = -1;                     // the internal dim that is the run-time batch (-1: none)
 };
 
 struct RuntimeWeightPlan;
@@ -142,6 +149,11 @@ struct LowerOptions {
   // The cores the pipeline will run on: the chooser splits a conv's tasks
   // by output channels where its rows give them fewer than 4 tasks each.
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // --dynamic-batch: the model is bound at batch 1, and these are the shapes
+  // of its values bound at batch 2, by name (dynamic_batch.h). A value that
+  // depends on a graph input must have the batch as its leading dim in both;
+  // it is then lowered with a run-time batch.
+  const std::map<std::string, std::vector<int64_t>>* batch2_shapes = nullptr;
 };
 
 class LoweringContext {
@@ -160,12 +172,19 @@ class LoweringContext {
   std::vector<int64_t> constant_ints(const ir::Node& n, size_t k) const;
   bool has(const ir::Value* v) const { return values_.count(v) > 0; }
   const LTensor& at(const ir::Value* v) const;
+  const std::map<const ir::Value*, LTensor>& values() const { return values_; }
   void define(const ir::Value* v, LTensor t);
 
   // "model.onnx: node 'conv3' (Conv): <what>"
   [[noreturn]] void fail(const ir::Node& n, const std::string& what) const;
   std::string where(const ir::Node& n) const;
   const std::string& origin() const { return origin_; }
+  // --dynamic-batch: the run-time batch (the first graph input's leading
+  // extent); undefined without it.
+  Halide::Expr batch() const { return batch_; }
+  void set_batch(Halide::Expr b) { batch_ = std::move(b); }
+  // Values that depend on a graph input (dynamic_batch.cpp).
+  std::set<const ir::Value*> batch_dependent;
 
   // A fresh Func named after the node (unique, valid in C).
   Halide::Func func(const ir::Node& n, const std::string& suffix = "");
@@ -224,6 +243,7 @@ class LoweringContext {
   std::string origin_;
   LowerOptions options_;
   std::map<const ir::Value*, LTensor> values_;
+  Halide::Expr batch_;
   std::set<std::string> names_;
   std::set<const ir::Node*> fused_;
   std::map<const ir::Node*, std::vector<const ir::Node*>> epilogues_;
@@ -257,7 +277,11 @@ std::vector<int64_t> reversed(std::vector<int64_t> s);
 // Dense row-major constraints on a buffer whose dims are `halide_extents`
 // (innermost first): static shapes make Halide check every call and fold
 // all index arithmetic.
-void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents);
+// batch_dim >= 0: that dim's extent is the run-time batch (left free).
+void constrain_dense(Halide::OutputImageParam p, const std::vector<int64_t>& halide_extents, int batch_dim = -1);
+// The highest index of ONNX dim `d` of t, for clamps: its extent - 1, the
+// run-time batch - 1 for a batched tensor's dim 0.
+Halide::Expr last_index(const LoweringContext& cx, const LTensor& t, size_t d);
 
 // Schedules a Func that reduces (pool, softmax, matmul...): compute_root,
 // vectorised along its innermost dimension when wide enough, parallel over

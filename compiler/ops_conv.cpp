@@ -411,6 +411,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   LTensor t = make_tensor(val, shape);
   t.storage = out6;
   t.storage_extents = {s.out_w, s.out_h, s.cout_g, s.G, s.N, s.B};
+  t.storage_batch_dim = batched ? -1 : 4;  // n
   epilogue.define(cx, n, t);
 }
 

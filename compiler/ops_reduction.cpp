@@ -35,6 +35,7 @@ LTensor materialize(LoweringContext& cx, const ir::Node& n, const LTensor& t, co
   f(vars) = t.f(std::vector<Expr>(vars.begin(), vars.end()));
   schedule_reduction(f, reversed(t.shape), cx.target());
   LTensor out = make_tensor(f, t.shape);
+  out.batched = t.batched;
   return out;
 }
 
@@ -64,7 +65,8 @@ void define_root(LoweringContext& cx, const ir::Node& n, size_t output, Func f, 
 // The epilogue (fusion_plan.h) is applied to each value as it is stored.
 Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::vector<Var>& vars,
                  const std::vector<int64_t>& shape, const Halide::RDom& r, int64_t k, int64_t cols,
-                 const batchconv_gen::LinearOperands& operands, const Epilogue& epilogue) {
+                 const batchconv_gen::LinearOperands& operands, const Epilogue& epilogue,
+                 bool batched_rows = false) {
   // operands.weights undefined: B is stored as panels (linear_weights.h), read in place.
   Func f = cx.func(n);
   f(vars) = epilogue.apply(cx, acc(vars), shape, onnx_index(vars));
@@ -84,7 +86,9 @@ Func linear_root(LoweringContext& cx, const ir::Node& n, Func acc, const std::ve
     chosen.column_arg = operands.column_arg;
   }
   if (panels == batchconv_gen::LinearPanels::All) chosen.rows = operands.rows;
-  batchconv_gen::schedule_linear_cpu(f, acc, vars[0], vars[1], outer, r.x, i32(cols), i32(rows), facts,
+  // Rows that are the run-time batch (--dynamic-batch): the caller's extent.
+  const Expr rows_extent = batched_rows ? cx.batch() : i32(rows);
+  batchconv_gen::schedule_linear_cpu(f, acc, vars[0], vars[1], outer, r.x, i32(cols), rows_extent, facts,
                                      chosen);
   return f;
 }
@@ -119,14 +123,16 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   auto operand = [&](const LTensor& t, const std::vector<int64_t>& s2, Expr row, Expr col, bool is_a) {
     std::vector<Expr> i;
     const size_t nb = s2.size() - 2, off = batch.size() - nb;
-    for (size_t k = 0; k < nb; ++k) i.push_back(s2[k] == 1 ? Expr(0) : idx[k + off]);
+    for (size_t k = 0; k < nb; ++k) i.push_back(s2[k] == 1 && !(k == 0 && t.batched) ? Expr(0) : idx[k + off]);
     if (t.rank() == 1) i.push_back(is_a ? col : row);
     else i.push_back(row), i.push_back(col);
     return read(t, i);
   };
   // A's rows as rows(k, row, batch...), the row clamped: the CPU schedule's
   // row tiles round up past M (linear_schedule_cpu.h).
-  Expr row = Halide::clamp(idx[batch.size()], 0, i32(M - 1));
+  // A 2-D A that is batched has the run-time batch as its rows.
+  const bool batched_rows = a.batched && a.rank() == 2;
+  Expr row = Halide::clamp(idx[batch.size()], 0, batched_rows ? cx.batch() - 1 : i32(M - 1));
   Var k("k");
   std::vector<Var> row_args{k, vars[1]};
   row_args.insert(row_args.end(), vars.begin() + 2, vars.end());
@@ -142,7 +148,7 @@ void matmul(LoweringContext& cx, const ir::Node& n) {
   // B's column is its Func's first argument (none for a 1-D B or panels).
   batchconv_gen::LinearOperands operands{rows, b.rank() > 1 && !stored ? b.f : Func(), 0};
   if (stored && stored->width == 0) operands.weights = stored->tensor.f;
-  Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands, epilogue);
+  Func f = linear_root(cx, n, acc, vars, full, r, K, N, operands, epilogue, batched_rows);
   LTensor t = make_tensor(f, full);
   if (shape == full) {
     epilogue.define(cx, n, t);
@@ -186,7 +192,8 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   Var x("n"), y("m");
   RDom r(0, i32(K), "k");
   // Rows clamped for the CPU schedule's rounded-up row tiles.
-  Expr row = Halide::clamp(y, 0, i32(M - 1));
+  const bool batched_rows = a.batched && !ta;
+  Expr row = Halide::clamp(y, 0, batched_rows ? cx.batch() - 1 : i32(M - 1));
   Func acc = cx.func(n, "acc");
   acc(x, y) = c ? beta * read_broadcast(*c, shape, {row, x}) : Expr(0.0f);
   Var k("k");
@@ -198,7 +205,7 @@ void gemm(LoweringContext& cx, const ir::Node& n) {
   batchconv_gen::LinearOperands operands{rows, Func(), 0};
   if (!stored) operands = {rows, b.f, tb ? 1 : 0};
   else if (stored->width == 0) operands = {rows, stored->tensor.f, 0};
-  Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands, epilogue);
+  Func f = linear_root(cx, n, acc, {x, y}, shape, r, K, N, operands, epilogue, batched_rows);
   epilogue.define(cx, n, make_tensor(f, shape));
 }
 

@@ -25,9 +25,15 @@ LTensor reshape_view(LoweringContext& cx, const ir::Node& n, const LTensor& in, 
   std::vector<Expr> out_idx = onnx_index(vars);
   std::vector<Expr> in_idx(in.shape.size(), Expr(0));
   std::vector<int> ins, outs;  // non-unit dims
-  for (size_t k = 0; k < in.shape.size(); ++k)
+  // A run-time batch (dim 0, 1 in the static shape) maps to the result's dim 0.
+  const size_t first = in.batched ? 1 : 0;
+  if (in.batched) {
+    if (shape.empty() || shape[0] != 1) cx.fail(n, "--dynamic-batch: the reshape to " + shape_str(shape) + " merges the run-time batch with other dims");
+    in_idx[0] = out_idx[0];
+  }
+  for (size_t k = first; k < in.shape.size(); ++k)
     if (in.shape[k] != 1) ins.push_back(static_cast<int>(k));
-  for (size_t k = 0; k < shape.size(); ++k)
+  for (size_t k = first; k < shape.size(); ++k)
     if (shape[k] != 1) outs.push_back(static_cast<int>(k));
   size_t a = 0, c = 0;
   while (a < ins.size() && c < outs.size()) {
@@ -57,6 +63,7 @@ LTensor reshape_view(LoweringContext& cx, const ir::Node& n, const LTensor& in, 
   t.cheap = in.cheap;
   t.storage = in.storage;
   t.storage_extents = in.storage_extents;
+  t.storage_batch_dim = in.storage_batch_dim;
   return t;
 }
 
@@ -167,7 +174,8 @@ void expand(LoweringContext& cx, const ir::Node& n) {
   f(vars) = read_broadcast(in, shape, onnx_index(vars));
   LTensor t = make_tensor(f, shape);
   t.cheap = in.cheap;
-  if (shape == in.shape) t.storage = in.storage, t.storage_extents = in.storage_extents;
+  if (shape == in.shape)
+    t.storage = in.storage, t.storage_extents = in.storage_extents, t.storage_batch_dim = in.storage_batch_dim;
   cx.define(n.outputs[0], std::move(t));
 }
 

@@ -10,9 +10,10 @@
 namespace batchconv::compiler {
 namespace {
 
-std::string onnx_shape(const std::vector<int64_t>& s) {
+// batched: dim 0 is the run-time batch, written N.
+std::string onnx_shape(const std::vector<int64_t>& s, bool batched = false) {
   std::string out = "(";
-  for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
+  for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + (k == 0 && batched ? "N" : std::to_string(s[k]));
   return out + ")";
 }
 
@@ -26,6 +27,8 @@ struct Arg {
   std::string c_name, onnx_name, kind;  // kind: input, weight, output
   std::vector<int64_t> shape, internal;  // the caller's order; Halide order of the impl's buffer
   std::string layout;                    // "" or "NHWC" / "NWC"
+  int batch_dim = -1;                    // the internal dim that is the run-time batch (-1: none)
+  bool batched() const { return batch_dim >= 0; }
 };
 
 }  // namespace
@@ -33,10 +36,15 @@ struct Arg {
 std::string wrapper_header(const LoweredModel& m, const std::string& name, const std::string& origin,
                            const CompileOptions& options) {
   std::vector<Arg> args;
-  for (const ParamInfo& p : m.inputs) args.push_back({p.c_name, p.onnx_name, "input", p.shape, {}, p.layout});
-  for (const ParamInfo& p : m.weights) args.push_back({p.c_name, p.onnx_name, "weight", p.shape, {}, p.layout});
+  for (const ParamInfo& p : m.inputs)
+    args.push_back({p.c_name, p.onnx_name, "input", p.shape, {}, p.layout, p.batched ? int(p.shape.size()) - 1 : -1});
+  for (const ParamInfo& p : m.weights) args.push_back({p.c_name, p.onnx_name, "weight", p.shape, {}, p.layout, -1});
   for (const OutputInfo& o : m.outputs)
-    args.push_back({o.c_name, o.onnx_name, "output", o.shape, o.internal_extents, o.layout});
+    args.push_back({o.c_name, o.onnx_name, "output", o.shape, o.internal_extents, o.layout, o.batch_dim});
+  const bool dynamic = m.dynamic_batch;
+  const Arg* first_batched = nullptr;
+  for (const Arg& a : args)
+    if (a.batched() && !first_batched) first_batched = &a;
   for (Arg& a : args)
     if (a.internal.empty() && a.kind != "output") a.internal.assign(a.shape.rbegin(), a.shape.rend());
 
@@ -49,11 +57,13 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "// Model: " << origin << "; rewrites " << (options.run_rewrites ? "on" : "off") << "; weights "
     << (options.runtime_weights ? "runtime" : "baked") << "; target " << options.target << "; layouts "
     << layout_policy_name(options.layouts) << ".\n//\n"
+    << (dynamic ? "// Dynamic batch: N, dim 0 of every argument shaped (N, ...), is the first\n"
+                  "// input's, any N >= 1; the same for all (schedules chosen for N = 1).\n" : "")
     << "// int " << name << "(";
   for (size_t k = 0; k < args.size(); ++k) h << (k ? ", " : "") << "halide_buffer_t *" << args[k].c_name;
   h << ");\n";
   for (const Arg& a : args) {
-    h << "//   " << a.c_name << ": " << a.kind << " '" << a.onnx_name << "', float32 " << onnx_shape(a.shape)
+    h << "//   " << a.c_name << ": " << a.kind << " '" << a.onnx_name << "', float32 " << onnx_shape(a.shape, a.batched())
       << (a.layout.empty() ? std::string() : " (" + a.layout + ", channels last: --edge-layout)") << "\n";
   }
   if (gpu) {
@@ -73,7 +83,7 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "// the error handler (" << name << "_set_error_handler; default: a line on stderr).\n"
     << "// It never aborts the app. " << name << "_last_error() returns the last\n"
     << "// message on this thread.\n"
-    << "// int " << name << "_f32(...): the same on raw dense float arrays.\n"
+    << "// int " << name << "_f32(" << (dynamic ? "int batch, " : "") << "...): the same on raw dense float arrays.\n"
     << "// The pipeline's heap blocks of 32 KiB or more are kept for the next call\n"
     << "// (up to 64 blocks, 1 GiB): the header installs that pool as the Halide\n"
     << "// runtime's allocator when the program loads. " << name << "_release_memory()\n"
@@ -166,7 +176,9 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
 
   h << "static const int " << name << "_num_inputs = " << m.inputs.size() << ";\n"
     << "static const int " << name << "_num_weights = " << m.weights.size() << ";\n"
-    << "static const int " << name << "_num_outputs = " << m.outputs.size() << ";\n\n";
+    << "static const int " << name << "_num_outputs = " << m.outputs.size() << ";\n"
+    << "// 1: dim 0 of the arguments marked in " << name << "_arg_batched is given at run time.\n"
+    << "static const int " << name << "_dynamic_batch = " << (dynamic ? 1 : 0) << ";\n\n";
 
   // The checker: rank, type, extents and dense strides, one message.
   h << "static inline int " << name << "__check(const char *what, const struct halide_buffer_t *b, int rank,\n"
@@ -201,9 +213,23 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   for (size_t k = 0; k < args.size(); ++k) h << (k ? ", " : "") << "struct halide_buffer_t *" << args[k].c_name;
   h << ") {\n";
   for (const Arg& a : args) {
-    h << "  static const int64_t shape_" << a.c_name << "[] = " << c_array(a.shape) << ";\n";
+    h << "  " << (a.batched() ? "" : "static const ") << "int64_t shape_" << a.c_name << "[] = " << c_array(a.shape) << ";\n";
   }
   h << "  int err;\n";
+  if (first_batched) {
+    // The run-time batch: the first input's leading extent.
+    const Arg& f = *first_batched;
+    const size_t r = f.shape.size();
+    h << "  const int64_t batch = " << f.c_name << " != NULL && " << f.c_name << "->dimensions == " << r << " ? "
+      << f.c_name << "->dim[" << r - 1 << "].extent : 0;\n"
+      << "  if (batch < 1) {\n"
+      << "    " << name << "__report(\"" << name << ": " << f.kind << " '" << f.onnx_name
+      << "' must be a dense float32 host buffer of shape " << onnx_shape(f.shape, true)
+      << " with a batch N >= 1 (its dim 0, the run-time batch)\");\n"
+      << "    return halide_error_code_bad_dimensions;\n  }\n";
+    for (const Arg& a : args)
+      if (a.batched()) h << "  shape_" << a.c_name << "[0] = batch;\n";
+  }
   for (const Arg& a : args) {
     h << "  if ((err = " << name << "__check(\"" << a.kind << " '" << a.onnx_name << "'\", " << a.c_name << ", "
       << a.shape.size() << ", shape_" << a.c_name << ")) != 0) return err;\n";
@@ -217,10 +243,11 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       views.push_back(&a);
       h << "  struct halide_buffer_t view_" << a.c_name << " = *" << a.c_name << ";\n"
         << "  halide_dimension_t dims_" << a.c_name << "[" << a.internal.size() << "] = {";
-      int64_t stride = 1;
+      std::string stride = "1";
       for (size_t k = 0; k < a.internal.size(); ++k) {
-        h << (k ? ", " : "") << "{0, " << a.internal[k] << ", " << stride << ", 0}";
-        stride *= a.internal[k];
+        const std::string extent = int(k) == a.batch_dim ? "(int32_t)batch" : std::to_string(a.internal[k]);
+        h << (k ? ", " : "") << "{0, " << extent << ", " << stride << ", 0}";
+        stride = stride == "1" ? extent : stride + " * " + extent;
       }
       h << "};\n  view_" << a.c_name << ".dimensions = " << a.internal.size() << ";\n"
         << "  view_" << a.c_name << ".dim = dims_" << a.c_name << ";\n";
@@ -268,20 +295,23 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   h << "static const int " << name << "_num_args = " << args.size() << ";\n"
     << "static const char *const " << name << "_arg_names[] = {";
   for (size_t k = 0; k < args.size(); ++k) h << (k ? ", " : "") << "\"" << args[k].onnx_name << "\"";
+  h << "};\n// 1 where an argument's dim 0 is the run-time batch (its entry in _arg_dims is -1).\n"
+    << "static const int " << name << "_arg_batched[] = {";
+  for (size_t k = 0; k < args.size(); ++k) h << (k ? ", " : "") << (args[k].batched() ? 1 : 0);
   h << "};\nstatic const int " << name << "_arg_ranks[] = {";
   for (size_t k = 0; k < args.size(); ++k) h << (k ? ", " : "") << args[k].shape.size();
   h << "};\n// The ONNX shapes of all arguments, one after the other.\n"
     << "static const int64_t " << name << "_arg_dims[] = {";
   bool first = true;
   for (const Arg& a : args)
-    for (int64_t d : a.shape) h << (first ? "" : ", ") << d, first = false;
+    for (size_t k = 0; k < a.shape.size(); ++k) h << (first ? "" : ", ") << (k == 0 && a.batched() ? -1 : a.shape[k]), first = false;
   if (first) h << "0";
   h << "};\nstatic inline int " << name << "_argv(struct halide_buffer_t **args) {\n  return " << name << "(";
   for (size_t k = 0; k < args.size(); ++k) h << (k ? ", " : "") << "args[" << k << "]";
   h << ");\n}\n\n";
 
   // Raw arrays.
-  h << "static inline int " << name << "_f32(";
+  h << "static inline int " << name << "_f32(" << (dynamic ? "int batch, " : "");
   for (size_t k = 0; k < args.size(); ++k) {
     h << (k ? ", " : "") << (args[k].kind == "output" ? "float *" : "const float *") << args[k].c_name;
   }
@@ -292,7 +322,8 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       << "  halide_dimension_t d_" << a.c_name << "[" << std::max<size_t>(r, 1) << "] = {";
     int64_t stride = 1;
     for (size_t k = 0; k < r; ++k) {
-      h << (k ? ", " : "") << "{0, " << a.shape[r - 1 - k] << ", " << stride << ", 0}";
+      if (k == r - 1 && a.batched()) h << (k ? ", " : "") << "{0, batch, " << stride << ", 0}";
+      else h << (k ? ", " : "") << "{0, " << a.shape[r - 1 - k] << ", " << stride << ", 0}";
       stride *= a.shape[r - 1 - k];
     }
     if (r == 0) h << "{0, 1, 1, 0}";

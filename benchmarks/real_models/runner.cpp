@@ -3,6 +3,7 @@
 //
 // Built by real_models.py against the model's lib<name>.a with
 //   -include <name>.h -DMODEL_F32=<name>_f32 -DIN_COUNT=<floats> -DOUT_COUNT=<floats>
+// (and -DMODEL_BATCH=<n> for a library compiled with --dynamic-batch: the batch it is called with)
 //
 //   runner <input.f32> <expected.f64> <reps>
 //
@@ -13,6 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#ifdef MODEL_BATCH
+#define CALL_MODEL(x, y) MODEL_F32(MODEL_BATCH, x, y)
+#else
+#define CALL_MODEL(x, y) MODEL_F32(x, y)
+#endif
 
 namespace {
 
@@ -41,7 +48,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int reps = std::atoi(argv[3]);
-  if (MODEL_F32(x.data(), y.data()) != 0) return 1;  // the model printed what was wrong
+  if (CALL_MODEL(x.data(), y.data()) != 0) return 1;  // the model printed what was wrong
   double worst = 0, scale = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     worst = std::fmax(worst, std::fabs(y[i] - ref[i]));
@@ -51,7 +58,7 @@ int main(int argc, char** argv) {
   std::printf("times");
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (MODEL_F32(x.data(), y.data()) != 0) return 1;
+    if (CALL_MODEL(x.data(), y.data()) != 0) return 1;
     std::printf(" %.4f", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::printf("\n");

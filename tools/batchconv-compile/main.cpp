@@ -3,7 +3,7 @@
 //   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
 //       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
 //       [--tuning=<db.jsonl> [--force-tuning]] [--layouts=auto|nchw|nhwc] [--explain-layouts]
-//       [--edge-layout <name>=nhwc]... [--threads=<n>]
+//       [--edge-layout <name>=nhwc]... [--threads=<n>] [--dynamic-batch]
 //
 // Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
 // (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
@@ -28,7 +28,8 @@ const char* kUsage =
     "Halide pipeline and AOT-compiles it into <dir>/lib<name>.a, <dir>/<name>_impl.h\n"
     "and <dir>/<name>.h, whose C entry point is\n"
     "    int <name>(halide_buffer_t *inputs..., *weights..., *outputs...)\n"
-    "(dense row-major float32 buffers with the model's static shapes).\n"
+    "(dense row-major float32 buffers with the model's static shapes; with\n"
+    "--dynamic-batch, dim 0 is the caller's and <name>_f32 takes the batch first).\n"
     "\n"
     "options:\n"
     "  -o, --output=<dir>         folder for the files (must exist)\n"
@@ -68,6 +69,9 @@ const char* kUsage =
     "                             (PyTorch's channels_last); repeatable; `=nchw` is the default\n"
     "  --list-conv-problems=FILE  write the model's convs as batchconv-tune problems (one line\n"
     "                             each, identical convs once) instead of compiling it\n"
+    "  --dynamic-batch            every input's dim 0 (the batch) is given at run time: one\n"
+    "                             library serves any batch; schedules are chosen for batch 1;\n"
+    "                             the other dims are the model's or --shape's (CPU targets)\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
     "  --help, --version\n";
 
@@ -146,6 +150,8 @@ int main(int argc, char** argv) {
         if (v.empty() || *end != '\0' || t < 1 || t > 4096)
           return usage_error("--threads expects a number of cores from 1 to 4096, got '" + v + "'");
         opt.threads = static_cast<int>(t);
+      } else if (a == "--dynamic-batch") {
+        opt.dynamic_batch = true;
       } else if (a == "--explain-layouts") {
         opt.explain_layouts = true;
       } else if (a == "--force-tuning") {
