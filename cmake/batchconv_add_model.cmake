@@ -5,6 +5,7 @@
 #                       [NAME <c_name>]            # default: <target>
 #                       [TARGETS <halide target>...]  # default: host; several = multi-target
 #                       [NO_REWRITES]
+#                       [DYNAMIC_BATCH]            # every input's dim 0 given at run time (--dynamic-batch)
 #                       [WEIGHTS baked|runtime]
 #                       [LAYOUTS auto|nchw|nhwc]   # how conv results are stored (--layouts)
 #                       [EDGE_LAYOUTS <name>=nhwc...]  # inputs/outputs the caller passes channels-last
@@ -21,7 +22,7 @@
 include_guard(GLOBAL)
 
 function(batchconv_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS" "TARGETS;SHAPES;EDGE_LAYOUTS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING;DYNAMIC_BATCH" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS" "TARGETS;SHAPES;EDGE_LAYOUTS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "batchconv_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -51,6 +52,9 @@ function(batchconv_add_model target)
   set(args "${model}" -o "${CMAKE_CURRENT_BINARY_DIR}/${target}" --name=${ARG_NAME} --target=${targets})
   if(ARG_NO_REWRITES)
     list(APPEND args --no-rewrites)
+  endif()
+  if(ARG_DYNAMIC_BATCH)
+    list(APPEND args --dynamic-batch)
   endif()
   if(ARG_WEIGHTS)
     list(APPEND args --weights=${ARG_WEIGHTS})

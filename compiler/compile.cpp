@@ -277,7 +277,11 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     lo2.target = targets.front();
     lo2.weight_plan = options.runtime_weights ? &plan2 : nullptr;
     lo2.tuning = nullptr;
-    batch2_shapes = lower_model(*model2, model_path, lo2).value_shapes;
+    try {
+      batch2_shapes = lower_model(*model2, model_path, lo2).value_shapes;
+    } catch (const Error& e) {
+      throw Error(std::string("--dynamic-batch: the model bound at batch 2 does not lower: ") + e.what());
+    }
     lo.batch2_shapes = &batch2_shapes;
   }
   // The interface (and the header) come from the first target's lowering;

@@ -284,6 +284,11 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
       throw Error(origin + ": --edge-layout names '" + name + "', which is no graph input or output; they are " + names);
     }
   }
+  if (options.batch2_shapes) {
+    if (cx.target().has_gpu_feature())
+      throw Error(origin + ": --dynamic-batch compiles CPU targets only; bind the batch with --shape for a GPU");
+    cx.batch_dependent = batch_dependent_values(g);
+  }
   size_t live = 0;
   for (const auto& n : g.nodes()) live += !n->dead;
   if (live > kMaxNodes) {
@@ -302,11 +307,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
     check_size(cx, nullptr, "input '" + v->name + "'", shape);
     lower_input(cx, v);
   }
-  if (options.batch2_shapes) {
-    if (cx.target().has_gpu_feature())
-      throw Error(origin + ": --dynamic-batch compiles CPU targets only; bind the batch with --shape for a GPU");
-    cx.batch_dependent = batch_dependent_values(g);
-  }
+
   // Runtime weights by the original model's names, all of them, in file order.
   std::vector<LTensor> originals;
   if (options.weight_plan)

@@ -19,7 +19,9 @@ Expr i32(int64_t v) { return Expr(static_cast<int32_t>(v)); }
 // and splitting/merging neighbours costs no division where a group is 1:1.
 LTensor reshape_view(LoweringContext& cx, const ir::Node& n, const LTensor& in, const std::vector<int64_t>& shape) {
   if (numel(shape) != in.numel()) {
-    cx.fail(n, "cannot reshape " + shape_str(in.shape) + " to " + shape_str(shape));
+    cx.fail(n, "cannot reshape " + shape_str(in.shape) + " to " + shape_str(shape) +
+                   (cx.options().batch2_shapes ? " (--dynamic-batch: the model's target shape fixes the batch; export "
+                                                 "the model with a dynamic batch axis)" : ""));
   }
   std::vector<Var> vars = make_vars(static_cast<int>(shape.size()));
   std::vector<Expr> out_idx = onnx_index(vars);

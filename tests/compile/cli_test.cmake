@@ -136,3 +136,34 @@ foreach(case "dataprop_mul_unknown_attribute.onnx|node '/layer/Conv' \\(Conv\\):
     message(FATAL_ERROR "${file}: files left behind: ${left}")
   endif()
 endforeach()
+# --dynamic-batch: the unbound batch stays a run-time extent and compiles; ops that would mix the
+# images of the batch are refused naming the node (exit 1, nothing written).
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${TOOL}" "${DATA}/dynamic_dim.onnxtxt" -o "${WORK}" --dynamic-batch
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT EXISTS "${WORK}/libdynamic_dim.a")
+  message(FATAL_ERROR "--dynamic-batch should compile dynamic_dim: ${rc}\n${out}${err}")
+endif()
+file(READ "${WORK}/dynamic_dim.h" header)
+if(NOT header MATCHES "int dynamic_dim_f32\\(int batch, " OR NOT header MATCHES "float32 \\(N, 4\\)")
+  message(FATAL_ERROR "--dynamic-batch: the header does not take the batch at run time")
+endif()
+foreach(case "batch_softmax_axis0|node '[^']*' \\(Softmax\\): --dynamic-batch: axis 0 is the run-time batch"
+             "batch_concat_constant|--dynamic-batch: the model bound at batch 2 does not lower: .*node .[^']*. \\(Concat\\): input 1 of shape \\(1, 4\\) does not match \\(2, 4\\)"
+             "batch_reduce_axis0|node '[^']*' \\(ReduceMean\\): --dynamic-batch: axes include 0, the run-time batch")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 stem)
+  list(GET parts 1 want)
+  file(REMOVE_RECURSE "${WORK}")
+  file(MAKE_DIRECTORY "${WORK}")
+  execute_process(COMMAND "${TOOL}" "${DATA}/${stem}.onnxtxt" -o "${WORK}" --dynamic-batch
+                  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "${want}")
+    message(FATAL_ERROR "--dynamic-batch ${stem}: expected exit 1 matching '${want}', got ${rc}:\n${err}")
+  endif()
+  file(GLOB left "${WORK}/*" "${WORK}/.*")
+  if(left)
+    message(FATAL_ERROR "--dynamic-batch ${stem}: files left behind: ${left}")
+  endif()
+endforeach()

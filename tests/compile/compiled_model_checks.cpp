@@ -43,6 +43,11 @@ std::string model_path(const CompiledModel& m) { return models_dir() + "/" + m.s
 // Runs the compiled model; `values` by ONNX name for inputs and weights.
 interp::TensorMap run_compiled(const CompiledModel& m, const interp::TensorMap& values) {
   std::vector<std::vector<int64_t>> shapes = arg_shapes(m);
+  if (m.arg_batched && m.num_inputs > 0) {
+    const int64_t batch = values.at(m.arg_names[0]).shape.at(0);
+    for (size_t k = 0; k < shapes.size(); ++k)
+      if (m.arg_batched[k]) shapes[k][0] = batch;
+  }
   std::vector<std::unique_ptr<HostBuffer>> bufs;
   std::vector<halide_buffer_t*> args;
   const int n_in = m.num_inputs + m.num_weights;

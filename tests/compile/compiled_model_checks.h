@@ -18,6 +18,7 @@ std::string model_path(const CompiledModel& m);
 // The model as the app sees it: runtime weights are the model file's own initializers.
 std::unique_ptr<ir::Model> compiled_view(const CompiledModel& m);
 // Runs the compiled model; `values` by ONNX name for inputs and weights.
+// A library compiled with --dynamic-batch runs at the batch of its first input in `values`.
 interp::TensorMap run_compiled(const CompiledModel& m, const interp::TensorMap& values);
 
 void expect_matches_stored_outputs(const CompiledModel& m);

@@ -280,6 +280,10 @@ def cases():
         ("cnn_features", CnnFeatures(), (torch.randn(2, 3, 8, 8),)),
         ("vgg_pools", VggPools(), (torch.randn(2, 16, 12, 10),)),
         ("mobile_blocks", MobileBlocks(), (torch.randn(2, 3, 14, 12),)),
+        # With a symbolic batch for batchconv-compile --dynamic-batch: every block of torchvision's
+        # mobile networks, and a Flatten -> Linear head with two outputs.
+        ("mobile_blocks_dynbatch", MobileBlocks(), (torch.randn(3, 3, 14, 12),), True),
+        ("cnn_features_dynbatch", CnnFeatures(), (torch.randn(3, 3, 8, 8),), True),
         # Append new cases here: all cases draw from one random stream, so inserting one earlier
         # would change the data of every model after it.
     ]
