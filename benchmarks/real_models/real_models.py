@@ -83,6 +83,9 @@ def main():
     ap.add_argument("--compile-args", default="")
     ap.add_argument("--compile-timeout", type=int, default=1200)
     ap.add_argument("--skip-peers", action="store_true")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="also compile each model once with --dynamic-batch (exported with a symbolic batch) "
+                         "and run that one library at every batch, beside the static builds")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     compiler = os.path.join(build, "tools", "batchconv-compile", "batchconv-compile")
@@ -106,6 +109,26 @@ def main():
          "PyTorch's float64 output; peak is the process's peak RSS (MiB).")
     versions = {}
     rows = []
+    dynamic = {}  # model -> (dir, name, compile s, compile MiB) or the refusal
+
+    def dynamic_library(model):
+        if model in dynamic:
+            return dynamic[model]
+        d = os.path.join(a.work, f"{model}_dyn")
+        rc, out, err, _, _ = run_child([sys.executable, os.path.join(HERE, "export_model.py"), model, "1", d,
+                                        "--dynamic-batch"])
+        if rc:
+            dynamic[model] = "export failed: " + " ".join(err.strip().splitlines()[-1:])
+            return dynamic[model]
+        name = f"{model}_dyn"
+        cmd = [compiler, os.path.join(d, "model.onnx"), "-o", d, f"--name={name}", "--dynamic-batch"] + \
+            shlex.split(a.compile_args)
+        rc, out, err, secs, rss = run_child(cmd, env=threads_env, timeout=a.compile_timeout)
+        dynamic[model] = (d, name, secs, rss) if rc == 0 else (err.strip().splitlines() or ["timed out"])[-1]
+        if rc:
+            emit(f"- {model} --dynamic-batch: batchconv-compile refused or failed ({secs:.0f} s): {dynamic[model]}")
+        return dynamic[model]
+
     for model in a.models.split(","):
         for batch in [int(b) for b in a.batches.split(",")]:
             d = os.path.join(a.work, f"{model}_b{batch}")
@@ -135,6 +158,23 @@ def main():
                 emit(f"- {model} batch {batch}: {row['refused']}")
                 continue
             sides = {"batchconv": [runner, os.path.join(d, "input.f32"), os.path.join(d, "expected.f64"), str(a.reps)]}
+            if a.dynamic:
+                lib = dynamic_library(model)
+                if isinstance(lib, tuple):
+                    dd, dname, row["dynamic_compile_s"], row["dynamic_compile_mib"] = lib
+                    drunner = os.path.join(d, "runner_dyn")
+                    dgxx = ["g++", "-O2", "-std=c++17", "-include", os.path.join(dd, f"{dname}.h"),
+                            f"-DMODEL_F32={dname}_f32", f"-DMODEL_BATCH={batch}",
+                            f"-DIN_COUNT={math.prod(shp['input'])}", f"-DOUT_COUNT={math.prod(shp['output'])}",
+                            "-I", dd] + [f"-I{i}" for i in halide_inc] + [os.path.join(HERE, "runner.cpp"),
+                            os.path.join(dd, f"lib{dname}.a"), "-o", drunner, "-lpthread", "-ldl"]
+                    if run_child(dgxx)[0] == 0:
+                        sides["dynamic"] = [drunner, os.path.join(d, "input.f32"), os.path.join(d, "expected.f64"),
+                                            str(a.reps)]
+                    else:
+                        row["dynamic_fail"] = "runner did not link"
+                else:
+                    row["dynamic_fail"] = lib
             if not a.skip_peers:
                 for peer in ("ort", "torch"):
                     sides[peer] = [sys.executable, os.path.join(HERE, "peer.py"), peer, d, str(a.reps), str(a.threads)]
@@ -182,6 +222,26 @@ def main():
     emit()
     emit(f"Geomean ORT ms / batchconv ms over {len(vs_ort)} runs: {geomean(vs_ort):.2f}x "
          "(above 1: batchconv faster).")
+    if a.dynamic:
+        emit()
+        emit("One library per model compiled with `--dynamic-batch` (exported with a symbolic batch), run at "
+             "each batch in the same rounds as the static builds:")
+        emit()
+        emit("| model | batch | dynamic compile s | dynamic ms | static ms | dynamic / static | ORT ms / dynamic ms | "
+             "err dynamic |")
+        emit("|---|---:|---:|---:|---:|---:|---:|---:|")
+        ratios = []
+        for r in rows:
+            dm, sm, o = r.get("dynamic_ms"), r.get("batchconv_ms"), r.get("ort_ms")
+            if not dm:
+                emit(f"| {r['model']} | {r['batch']} | | {r.get('dynamic_fail', '-')[:120]} | | | | |")
+                continue
+            ratios.append(dm / sm if sm else float("nan"))
+            emit(f"| {r['model']} | {r['batch']} | {r.get('dynamic_compile_s', 0):.1f} | {dm:.2f} | "
+                 f"{sm and f'{sm:.2f}' or '-'} | {sm and f'{dm / sm:.2f}' or '-'} | {o and f'{o / dm:.2f}x' or '-'} | "
+                 f"{r.get('dynamic_err', float('nan')):.1e} |")
+        emit()
+        emit(f"Geomean dynamic ms / static ms over {len(ratios)} runs: {geomean(ratios):.2f} (1.10 = 10% slower).")
     if a.out:
         with open(a.out, "w") as f:
             f.write("\n".join(lines) + "\n")
