@@ -17,6 +17,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "conv_tuning.h"
 #include "dynamic_batch.h"
@@ -24,6 +25,7 @@
 #include "pass.h"
 #include "runtime_weights.h"
 #include "host_target.h"
+#include "model_parts.h"
 
 namespace batchconv::compiler {
 
@@ -154,12 +156,13 @@ struct TempDir {
   }
 };
 
-// Runs `fn` (Halide's code generation and file writing) in a child process on
-// a thread with a large stack: LLVM aborts the process on a failed write
-// (report_fatal_error), and Halide recurses over deep pipelines, so neither
-// may take the tool down with its temporary folder. The child's exception
-// message, exit or signal becomes an Error here.
-void run_isolated(const std::function<void()>& fn, const std::string& what) {
+// A child process compiling one pipeline, and the pipe its error comes back on.
+struct Isolated {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+Isolated start_isolated(const std::function<void()>& fn, const std::string& what) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error(what + ": cannot create a pipe (" + std::strerror(errno) + ")");
   std::fflush(nullptr);
@@ -202,22 +205,142 @@ void run_isolated(const std::function<void()>& fn, const std::string& what) {
     ::_exit(0);
   }
   ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+// Waits for the child; "" when it succeeded, else what went wrong.
+std::string finish_isolated(Isolated c, const std::string& what) {
   std::string msg;
   char buf[4096];
   ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+  while ((n = ::read(c.fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
     if (n > 0) msg.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
+  ::close(c.fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) throw Error(what + ": " + msg);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) return what + ": " + msg;
   if (WIFSIGNALED(status))
-    throw Error(what + ": Halide's code generator died (signal " + std::to_string(WTERMSIG(status)) + ", " +
-                strsignal(WTERMSIG(status)) + "); nothing was written");
-  throw Error(what + ": Halide's code generator failed (exit " + std::to_string(WEXITSTATUS(status)) +
-              ", see the message above; a full disk or a file size limit?); nothing was written");
+    return what + ": Halide's code generator died (signal " + std::to_string(WTERMSIG(status)) + ", " +
+           strsignal(WTERMSIG(status)) + "); nothing was written";
+  return what + ": Halide's code generator failed (exit " + std::to_string(WEXITSTATUS(status)) +
+         ", see the message above; a full disk or a file size limit?); nothing was written";
+}
+
+// Runs each of `jobs` (Halide's code generation and file writing) in a
+// child process on a thread with a large stack, at most `parallel` at a
+// time: LLVM aborts the process on a failed write (report_fatal_error), and
+// Halide recurses over deep pipelines, so neither may take the tool down
+// with its temporary folder. A child's exception message, exit or signal
+// becomes an Error here (the first one, after every child has ended).
+void run_isolated(const std::vector<std::function<void()>>& jobs, const std::string& what, size_t parallel) {
+  std::vector<Isolated> running;
+  std::string first_error;
+  size_t next = 0;
+  while (next < jobs.size() || !running.empty()) {
+    if (next < jobs.size() && running.size() < std::max<size_t>(parallel, 1) && first_error.empty()) {
+      try {
+        running.push_back(start_isolated(jobs[next++], what));
+      } catch (const Error& e) {
+        first_error = e.what();
+      }
+      continue;
+    }
+    if (running.empty()) break;
+    const std::string e = finish_isolated(running.front(), what);
+    running.erase(running.begin());
+    if (first_error.empty()) first_error = e;
+  }
+  if (!first_error.empty()) throw Error(first_error);
+}
+
+void run_isolated(const std::function<void()>& fn, const std::string& what) { run_isolated({fn}, what, 1); }
+
+// The members of a GNU or BSD ar archive (Halide's static libraries), each
+// written to `dir` as <prefix><k>.o; returns their paths.
+std::vector<std::string> extract_archive(const fs::path& archive, const fs::path& dir, const std::string& prefix) {
+  std::ifstream in(archive, std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.compare(0, 8, "!<arch>\n") != 0) throw Error(archive.string() + ": not an ar archive (internal error)");
+  std::vector<std::string> out;
+  size_t pos = 8;
+  while (pos + 60 <= data.size()) {
+    const std::string header = data.substr(pos, 60);
+    std::string member = header.substr(0, 16);
+    member.erase(member.find_last_not_of(' ') + 1);
+    const size_t size = std::stoull(header.substr(48, 10));
+    pos += 60;
+    if (pos + size > data.size()) throw Error(archive.string() + ": truncated archive (internal error)");
+    size_t body = pos, body_size = size;
+    if (member.rfind("#1/", 0) == 0) {  // BSD: the name leads the body
+      const size_t len = std::stoull(member.substr(3));
+      body += len;
+      body_size -= len;
+      member = "bsd";
+    }
+    // The symbol tables and the long-name table are not objects.
+    const bool object = member != "/" && member != "//" && member != "/SYM64/" && member.rfind("__.SYMDEF", 0) != 0;
+    if (object) {
+      const fs::path to = dir / (prefix + std::to_string(out.size()) + ".o");
+      std::ofstream f(to, std::ios::binary | std::ios::trunc);
+      f.write(data.data() + body, static_cast<std::streamsize>(body_size));
+      if (!f) throw Error("cannot write " + to.string());
+      out.push_back(to.string());
+    }
+    pos += size + (size & 1);
+  }
+  return out;
+}
+
+// Compiles every part (model_parts.h) in parallel into <tmp>/<impl>_p<k>.a
+// (only the first with the Halide runtime), merges them into <tmp>/<impl>.a
+// and joins their headers into <tmp>/<impl>.h.
+void compile_parts(const ModelParts& parts, const std::vector<Halide::Target>& targets,
+                   const std::string& model_path, const fs::path& tmp, const std::string& impl) {
+  std::vector<std::function<void()>> jobs;
+  for (size_t j = 0; j < parts.parts.size(); ++j) {
+    jobs.push_back([&, j] {
+      const ModelPart& p = parts.parts[j];
+      const std::string fn = impl + "_p" + std::to_string(j);
+      const std::string prefix = (tmp / fn).string();
+      std::vector<Halide::Target> ts = targets;
+      if (j > 0)
+        for (Halide::Target& t : ts) t = t.with_feature(Halide::Target::NoRuntime);
+      try {
+        if (ts.size() == 1) {
+          Halide::Pipeline pipeline = p.lowered.pipeline;
+          pipeline.compile_to_static_library(prefix, p.lowered.arguments, fn, ts.front());
+        } else {
+          const std::map<Halide::OutputFileType, std::string> outputs = {
+              {Halide::OutputFileType::static_library, prefix + ".a"},
+              {Halide::OutputFileType::c_header, prefix + ".h"}};
+          Halide::compile_multitarget(fn, outputs, ts, {}, [&](const std::string& fn_name, const Halide::Target& t) {
+            LowerOptions o = p.options;
+            o.target = t;
+            LoweredModel v = lower_model(*p.model, model_path, o);
+            return v.pipeline.compile_to_module(v.arguments, fn_name, t);
+          });
+        }
+      } catch (const Halide::Error& e) {
+        throw Error("Halide failed to compile model part " + std::to_string(j) + ": " + e.what());
+      }
+    });
+  }
+  run_isolated(jobs, model_path, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> objects;
+  std::ofstream h(tmp / (impl + ".h"));
+  h << "// " << impl << ".h: Halide's headers of the model's " << parts.parts.size() << " parts, one after the other.\n";
+  for (size_t j = 0; j < parts.parts.size(); ++j) {
+    const std::string fn = impl + "_p" + std::to_string(j);
+    const std::vector<std::string> o = extract_archive(tmp / (fn + ".a"), tmp, fn + "_member");
+    objects.insert(objects.end(), o.begin(), o.end());
+    std::ifstream part(tmp / (fn + ".h"));
+    h << part.rdbuf() << "\n";
+  }
+  if (!h.flush()) throw Error("cannot write " + (tmp / (impl + ".h")).string());
+  run_isolated([&] { Halide::create_static_library(objects, targets.front(), (tmp / (impl + ".a")).string()); },
+               model_path);
 }
 
 // Outputs may replace earlier outputs, never the model itself or a non-regular file.
@@ -288,7 +411,41 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   // with several targets each variant is lowered again with its own target,
   // so the chooser sees that target's vector width and registers.
   lo.target = targets.front();
-  LoweredModel lowered = lower_model(*model, model_path, lo);
+  // A CPU model of more nodes than a part holds is cut into parts
+  // (model_parts.h): the whole model is lowered (not compiled) to find the
+  // cuts, so it may hold more nodes than one pipeline.
+  bool cpu = true;
+  for (const Halide::Target& t : targets) cpu = cpu && !t.has_gpu_feature();
+  const bool may_split = cpu && options.part_nodes > 0 && !options.dynamic_batch && !options.runtime_weights &&
+                         options.list_conv_problems.empty();
+  LowerOptions whole_options = lo;
+  if (may_split) whole_options.max_nodes = std::max<size_t>(lo.max_nodes, 100000);
+  LoweredModel lowered = lower_model(*model, model_path, whole_options);
+  ModelParts parts;
+  if (may_split) parts = split_model(*model, lowered, lo, model_path, options.part_nodes);
+  if (parts.parts.empty() && static_cast<size_t>(summary.nodes) > lo.max_nodes)
+    throw Error(too_many_nodes(model_path, static_cast<size_t>(summary.nodes), lo.max_nodes));
+  LoweredModel iface = parts.parts.empty() ? lowered : lower_parts(parts, lowered, model_path);
+  for (size_t j = 0; j < parts.parts.size(); ++j) {
+    const ModelPart& p = parts.parts[j];
+    std::string line = name + "_impl_p" + std::to_string(j) + ": nodes " + std::to_string(p.first) + "-" +
+                       std::to_string(p.last - 1) + " of the topological order; reads";
+    std::string outs;
+    for (const PartArg& a : p.args) {
+      if (a.cut < 0) continue;
+      const CutValue& c = parts.cuts[static_cast<size_t>(a.cut)];
+      const bool is_input = &a - p.args.data() < static_cast<std::ptrdiff_t>(p.lowered.inputs.size());
+      (is_input ? line : outs) += " '" + c.name + "'" + (c.channels_last ? " (NHWC)" : " (NCHW)");
+    }
+    if (j == 0) line += " the model's inputs";
+    summary.parts.push_back(line + (outs.empty() ? "" : "; writes" + outs));
+  }
+  if (!parts.parts.empty()) {
+    lowered.conv_schedules = iface.conv_schedules;
+    lowered.layout_explanations = iface.layout_explanations;
+    lowered.epilogues = iface.epilogues;
+    lowered.linear_weights = iface.linear_weights;
+  }
   summary.conv_schedules = lowered.conv_schedules;
   auto add_layouts = [&](const LoweredModel& m, const Halide::Target& t) {
     for (const std::string& l : m.layout_explanations) summary.layouts.push_back(tuning_target_name(t) + ": " + l);
@@ -304,9 +461,17 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     for (size_t k = 1; k < targets.size(); ++k) {
       LowerOptions per_target = lo;
       per_target.target = targets[k];
-      const LoweredModel v = lower_model(*model, model_path, per_target);
-      summary.conv_schedules.insert(summary.conv_schedules.end(), v.conv_schedules.begin(), v.conv_schedules.end());
-      add_layouts(v, targets[k]);
+      std::vector<LoweredModel> variants;
+      if (parts.parts.empty()) variants.push_back(lower_model(*model, model_path, per_target));
+      for (const ModelPart& p : parts.parts) {
+        LowerOptions o = p.options;
+        o.target = targets[k];
+        variants.push_back(lower_model(*p.model, model_path, o));
+      }
+      for (const LoweredModel& v : variants) {
+        summary.conv_schedules.insert(summary.conv_schedules.end(), v.conv_schedules.begin(), v.conv_schedules.end());
+        add_layouts(v, targets[k]);
+      }
     }
   }
 
@@ -341,7 +506,12 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   for (const std::string& f : {"lib" + name + ".a", impl + ".h", name + ".h"}) check_destination(dir / f, model_path);
   TempDir tmp(dir);
   const fs::path prefix = tmp.path / impl;
-  run_isolated([&] {
+  if (!parts.parts.empty()) {
+    compile_parts(parts, targets, model_path, tmp.path, impl);
+    std::ofstream h(tmp.path / (name + ".h"));
+    h << wrapper_header(iface, name, model_path, options, parts_function(parts, iface, name));
+    if (!h) throw Error("cannot write " + (tmp.path / (name + ".h")).string());
+  } else run_isolated([&] {
     try {
       if (targets.size() == 1) {
         lowered.pipeline.compile_to_static_library(prefix.string(), lowered.arguments, impl, targets.front());
@@ -361,7 +531,7 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
       throw Error(std::string("Halide failed to compile the lowered pipeline: ") + e.what());
     }
   }, model_path);
-  {
+  if (parts.parts.empty()) {
     std::ofstream h(tmp.path / (name + ".h"));
     h << wrapper_header(lowered, name, model_path, options);
     if (!h) throw Error("cannot write " + (tmp.path / (name + ".h")).string());

@@ -40,6 +40,9 @@ struct CompileOptions {
   std::string list_conv_problems;
   // --dynamic-batch: every input's dim 0 is given at run time (dynamic_batch.h).
   bool dynamic_batch = false;
+  // --part-nodes: a CPU model of more nodes is cut into parts of about this
+  // many, each its own Halide pipeline, compiled in parallel (model_parts.h); 0: one pipeline.
+  size_t part_nodes = 24;
 };
 
 // What was compiled, for the tool's summary line.
@@ -51,6 +54,7 @@ struct CompileSummary {
   std::vector<std::string> layouts;         // per target, one line per conv: how its result is stored
   std::vector<std::string> epilogues;       // per target, one line per conv, Gemm or MatMul with an epilogue
   std::vector<std::string> linear_weights;  // per target, one line per Gemm or MatMul: how its B is stored
+  std::vector<std::string> parts;           // one line per pipeline when the model is cut into parts
 };
 
 // Parses "host" / "x86-64-linux-avx2" / "a,b,c"; throws Error naming a bad one.
@@ -69,7 +73,9 @@ std::vector<std::string> run_rewrites(ir::Model& model, bool runtime_weights = f
 CompileSummary compile_model_file(const std::string& model_path, const CompileOptions& options);
 
 // The wrapper header <name>.h for a lowered model.
+// run_parts: the code of <name>__parts (model_parts.h), which the entry
+// point then calls in place of <name>_impl.
 std::string wrapper_header(const LoweredModel& m, const std::string& name, const std::string& origin,
-                           const CompileOptions& options);
+                           const CompileOptions& options, const std::string& run_parts = "");
 
 }  // namespace batchconv::compiler

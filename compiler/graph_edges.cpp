@@ -71,7 +71,10 @@ void lower_input(LoweringContext& cx, const ir::Value* v) {
     for (int p : perm) caller.push_back(onnx[static_cast<size_t>(p)]);
     f(vars) = info.param(halide_args(caller));
     const int vec = cx.target().natural_vector_size<float>();
-    if (!cx.target().has_gpu_feature()) {
+    if (cx.options().stored_input_edges.count(v->name)) {
+      // A channels-innermost result of an earlier model part: its readers
+      // read it in place, as they would the stage that stored it.
+    } else if (!cx.target().has_gpu_feature()) {
       // Read once into NCHW, in tiles (channels-last reads, x-vector writes).
       f.compute_root();
       Var c = vars[vars.size() - 2], x = vars[0];

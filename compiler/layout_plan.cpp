@@ -100,18 +100,20 @@ class Planner {
     for (PoolStage& p : cx_.pool_stages) {
       std::set<const ir::Value*> seen;
       const ir::Node* from = nullptr;
-      const bool cl = cx_.options().pool_layouts && (p.global || !p.result->is_graph_output) &&
+      const bool output_nchw = p.result->is_graph_output && !cx_.options().channels_last_edges.count(p.result->name);
+      const bool cl = cx_.options().pool_layouts && (p.global || !output_nchw) &&
                       traced_channels_innermost(p.node->inputs[0], seen, from);
       // A global pool's result is no channels-innermost tensor to its readers
       // (at 1 x 1, NCHW is the same order).
       pool_cl_.push_back(cl && !p.global);
+      cx_.stored_layouts[p.result] = cl && !p.global;
       p.schedule(cl);
       std::string line = "node " + quoted(p.node) + " -> '" + p.result->name + "': result ";
       if (p.global) line += std::string("(N, C, 1, 1); input read ") +
-                            (cl ? "channels innermost from " + quoted(from) : std::string("NCHW"));
-      else if (cl) line += "channels innermost: its input is, from " + quoted(from);
+                            (cl ? "channels innermost from " + source(p.node->inputs[0], from) : std::string("NCHW"));
+      else if (cl) line += "channels innermost: its input is, from " + source(p.node->inputs[0], from);
       else if (!cx_.options().pool_layouts) line += "NCHW: pool layouts are off";
-      else if (p.result->is_graph_output) line += "NCHW: a graph output";
+      else if (output_nchw) line += "NCHW: a graph output";
       else line += "NCHW: its input is NCHW";
       lines.emplace_back(position(p.node), line);
     }
@@ -123,7 +125,8 @@ class Planner {
       st.schedule(in_cl, out_cl[k]);
       std::string line = "node " + quoted(st.node) + " -> '" + st.node->outputs[0]->name + "': result " + why[k] +
                          "; input ";
-      line += in_cl ? "read channels innermost from " + quoted(from) : std::string("read NCHW");
+      line += in_cl ? "read channels innermost from " + source(st.node->inputs[0], from) : std::string("read NCHW");
+      cx_.stored_layouts[st.result] = out_cl[k];
       lines.emplace_back(position(st.node), line);
     }
     // The lines in graph order.
@@ -143,6 +146,12 @@ class Planner {
     if (v->producer == p.node) return nullptr;
     if (auto f = fused_into_.find(v->producer); f != fused_into_.end() && f->second == it->second) return nullptr;
     return p.node;
+  }
+
+  // What a channels-innermost input was traced to: the conv or pool that
+  // stored it, or the graph input an earlier model part stored so.
+  static std::string source(const ir::Value* input, const ir::Node* from) {
+    return from ? quoted(from) : "input '" + input->name + "' (stored channels innermost by an earlier part)";
   }
 
   bool is_global_pool(const ir::Node* n) const {
@@ -200,6 +209,7 @@ class Planner {
   // padded input in channel vectors); `from` names that conv or pool.
   bool traced_channels_innermost(const ir::Value* v, std::set<const ir::Value*>& seen, const ir::Node*& from) {
     if (!v || !seen.insert(v).second) return false;
+    if (v->is_graph_input && cx_.options().stored_input_edges.count(v->name)) return true;
     if (auto it = by_result_.find(v); it != by_result_.end()) {
       if (out_cl_[it->second]) from = cx_.conv_stages[it->second].node;
       return out_cl_[it->second];

@@ -17,7 +17,8 @@
 // channels-last): a reorder is never made where some reader pays
 // for it (a reshape, a matmul, a rows-family conv, a graph output). A pool
 // (MaxPool, AveragePool over 2-D maps, on a CPU) stores its result channels
-// innermost exactly where its input is, and is no graph output; a
+// innermost exactly where its input is, and is no graph output (or one
+// passed channels-last); a
 // GlobalAveragePool reads a channels-innermost input in channel vectors.
 // A value read beside a channels-family conv's own value by that conv's
 // epilogue (a residual Add) counts as read in channel vectors too.

@@ -269,6 +269,13 @@ void bind_input_shapes(ir::Model& model, const std::string& origin,
   }
 }
 
+std::string too_many_nodes(const std::string& origin, size_t live, size_t limit) {
+  return origin + ": " + std::to_string(live) + " nodes after rewrites; the compiler lowers at most " +
+         std::to_string(limit) + " into one Halide pipeline (Halide's compile time grows faster than "
+         "linearly with pipeline depth) and found no cut into parts (model_parts.h); split the model into "
+         "smaller ones";
+}
+
 LoweredModel lower_model(const ir::Model& model, const std::string& origin, const LowerOptions& options) {
   LoweringContext cx(model, origin, options);
   const ir::Graph& g = model.graph;
@@ -291,11 +298,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   }
   size_t live = 0;
   for (const auto& n : g.nodes()) live += !n->dead;
-  if (live > kMaxNodes) {
-    throw Error(origin + ": " + std::to_string(live) + " nodes after rewrites; the compiler lowers at most " +
-                std::to_string(kMaxNodes) + " into one Halide pipeline (Halide's compile time grows faster than "
-                "linearly with pipeline depth); split the model into smaller ones");
-  }
+  if (live > options.max_nodes) throw Error(too_many_nodes(origin, live, options.max_nodes));
   for (const ir::Value* v : g.inputs) {
     if (v->constant) continue;
     if (!v->type.shape) throw Error(origin + ": input '" + v->name + "' has no known shape");
@@ -357,6 +360,7 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.epilogues = cx.epilogue_lines;
   out.linear_weights = cx.weight_lines;
   for (const auto& [v, t] : cx.values()) out.value_shapes[v->name] = t.shape;
+  for (const auto& [v, cl] : cx.stored_layouts) out.stored_values[v->name] = cl;
   return out;
 }
 

@@ -38,6 +38,9 @@ struct LoweredModel {
   std::vector<std::string> epilogues;  // one line per conv, Gemm or MatMul with an epilogue: its nodes
   std::vector<std::string> linear_weights;  // one line per Gemm or MatMul whose B is stored for the tiles (or not)
   std::map<std::string, std::vector<int64_t>> value_shapes;  // every lowered value's shape, by name
+  // Each conv's and pool's result (a compute_root stage), by value name:
+  // true where the layout plan stores it channels innermost.
+  std::map<std::string, bool> stored_values;
   bool dynamic_batch = false;  // dim 0 of the batched arguments is the caller's (ParamInfo/OutputInfo)
 };
 
@@ -47,8 +50,11 @@ struct LoweredModel {
 void bind_input_shapes(ir::Model& model, const std::string& origin,
                        const std::map<std::string, std::vector<int64_t>>& shapes);
 
-// Nodes one pipeline may hold; larger models are refused with a message naming the limit.
+// Nodes one pipeline may hold (LowerOptions::max_nodes); larger models are
+// refused with a message naming the limit unless they are cut into parts.
 constexpr size_t kMaxNodes = 1000;
+// "model: 1234 nodes after rewrites; the compiler lowers at most 1000 ...".
+std::string too_many_nodes(const std::string& origin, size_t live, size_t limit);
 
 // Lowers the model. Throws Error naming the node and op for unsupported ops
 // or attributes, `origin: node 'n' (Op): unsupported op`.

@@ -130,6 +130,11 @@ struct LowerOptions {
   // Graph inputs and outputs the caller passes channels-last (--edge-layout
   // name=nhwc): a 4-D (N, C, H, W) one as NHWC, a 3-D (N, C, W) one as NWC.
   std::set<std::string> channels_last_edges;
+  // Channels-last graph inputs (also in channels_last_edges) that hold a
+  // conv's or pool's result stored channels innermost by an earlier model
+  // part (model_parts.h): read in place, no NCHW copy, and to the layout
+  // plan a channels-innermost tensor.
+  std::set<std::string> stored_input_edges;
   // The chooser's channels convs take tiles fitted to the row (ch_fit_rows=1;
   // ops_conv.cpp); false keeps the chooser's point as the runtime's kernels
   // have it (model-layouts --fit-rows=0 measures the difference).
@@ -154,6 +159,10 @@ struct LowerOptions {
   // depends on a graph input must have the batch as its leading dim in both;
   // it is then lowered with a run-time batch.
   const std::map<std::string, std::vector<int64_t>>* batch2_shapes = nullptr;
+  // Live nodes lower_model takes; more is refused naming the limit (lower.h's
+  // kMaxNodes for a pipeline that is compiled; more for a whole model that
+  // is only lowered to be cut into parts, model_parts.h).
+  size_t max_nodes = 1000;
 };
 
 class LoweringContext {
@@ -237,6 +246,8 @@ class LoweringContext {
   std::vector<std::string> epilogue_lines;
   // One line per Gemm or MatMul whose B is baked in or packed at run time: how it is stored.
   std::vector<std::string> weight_lines;
+  // The result of every conv and pool stage after plan_layouts: true where it is stored channels innermost.
+  std::map<const ir::Value*, bool> stored_layouts;
 
  private:
   const ir::Model& model_;

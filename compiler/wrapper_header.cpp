@@ -34,7 +34,7 @@ struct Arg {
 }  // namespace
 
 std::string wrapper_header(const LoweredModel& m, const std::string& name, const std::string& origin,
-                           const CompileOptions& options) {
+                           const CompileOptions& options, const std::string& run_parts) {
   std::vector<Arg> args;
   for (const ParamInfo& p : m.inputs)
     args.push_back({p.c_name, p.onnx_name, "input", p.shape, {}, p.layout, p.batched ? int(p.shape.size()) - 1 : -1});
@@ -174,6 +174,7 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
     << "  " << name << "__error_state()->halide_prev = halide_set_error_handler(" << name << "__halide_error);\n"
     << "  " << name << "__pool_install();\n}\n\n";
 
+  h << run_parts;
   h << "static const int " << name << "_num_inputs = " << m.inputs.size() << ";\n"
     << "static const int " << name << "_num_weights = " << m.weights.size() << ";\n"
     << "static const int " << name << "_num_outputs = " << m.outputs.size() << ";\n"
@@ -272,7 +273,7 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
         h << "  if (!had_device[" << k << "]) (" << call[k] << ")->flags |= halide_buffer_flag_host_dirty;\n";
     }
   }
-  h << "  ++*" << name << "__inside();\n  err = " << name << "_impl(";
+  h << "  ++*" << name << "__inside();\n  err = " << name << (run_parts.empty() ? "_impl(" : "__parts(");
   for (size_t k = 0; k < call.size(); ++k) h << (k ? ", " : "") << call[k];
   h << ");\n";
   if (gpu) {

@@ -3,7 +3,7 @@
 //   batchconv-compile model.onnx -o <dir> [--target=host|<halide target>[,<target>...]]
 //       [--name=N] [--no-rewrites] [--weights=baked|runtime] [--shape name=d0xd1x...]...
 //       [--tuning=<db.jsonl> [--force-tuning]] [--layouts=auto|nchw|nhwc] [--explain-layouts]
-//       [--edge-layout <name>=nhwc]... [--threads=<n>] [--dynamic-batch]
+//       [--edge-layout <name>=nhwc]... [--threads=<n>] [--dynamic-batch] [--part-nodes=<n>]
 //
 // Writes <dir>/lib<N>.a, <dir>/<N>_impl.h (Halide's header) and <dir>/<N>.h
 // (int N(halide_buffer_t* inputs..., weights..., outputs...), documented).
@@ -24,9 +24,9 @@ namespace {
 const char* kUsage =
     "usage: batchconv-compile <model.onnx|.onnxtxt> -o <dir> [options]\n"
     "\n"
-    "Imports the model, runs batchconv's rewrite pipeline, lowers the graph to one\n"
-    "Halide pipeline and AOT-compiles it into <dir>/lib<name>.a, <dir>/<name>_impl.h\n"
-    "and <dir>/<name>.h, whose C entry point is\n"
+    "Imports the model, runs batchconv's rewrite pipeline, lowers the graph to\n"
+    "Halide pipelines (one, or one per part: --part-nodes) and AOT-compiles them into\n"
+    "<dir>/lib<name>.a, <dir>/<name>_impl.h and <dir>/<name>.h, whose C entry point is\n"
     "    int <name>(halide_buffer_t *inputs..., *weights..., *outputs...)\n"
     "(dense row-major float32 buffers with the model's static shapes; with\n"
     "--dynamic-batch, dim 0 is the caller's and <name>_f32 takes the batch first).\n"
@@ -72,6 +72,12 @@ const char* kUsage =
     "  --dynamic-batch            every input's dim 0 (the batch) is given at run time: one\n"
     "                             library serves any batch; schedules are chosen for batch 1;\n"
     "                             the other dims are the model's or --shape's (CPU targets)\n"
+    "  --part-nodes=<n>           a CPU model of more than <n> nodes (after rewrites; default 24)\n"
+    "                             is cut into parts of about <n> nodes, each its own pipeline,\n"
+    "                             compiled in parallel into the one library (Halide's compile\n"
+    "                             time grows faster than the pipeline's depth); cuts fall only\n"
+    "                             between stored conv or pool results; 0: one pipeline. Not\n"
+    "                             with --dynamic-batch, --weights=runtime or a GPU target\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
     "  --help, --version\n";
 
@@ -150,6 +156,12 @@ int main(int argc, char** argv) {
         if (v.empty() || *end != '\0' || t < 1 || t > 4096)
           return usage_error("--threads expects a number of cores from 1 to 4096, got '" + v + "'");
         opt.threads = static_cast<int>(t);
+      } else if (take(a, "--part-nodes", v)) {
+        char* end = nullptr;
+        const long t = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || t < 0 || t > 1000000)
+          return usage_error("--part-nodes expects a number of nodes (0: one pipeline), got '" + v + "'");
+        opt.part_nodes = static_cast<size_t>(t);
       } else if (a == "--dynamic-batch") {
         opt.dynamic_batch = true;
       } else if (a == "--explain-layouts") {
@@ -190,6 +202,8 @@ int main(int argc, char** argv) {
       for (const std::string& l : s.epilogues) std::cout << "  fused " << l << "\n";
     if (opt.explain_layouts)
       for (const std::string& l : s.linear_weights) std::cout << "  weights " << l << "\n";
+    if (!s.parts.empty()) std::cout << "  " << s.parts.size() << " pipelines (--part-nodes=" << opt.part_nodes << "):\n";
+    for (const std::string& p : s.parts) std::cout << "  part " << p << "\n";
     for (const std::string& f : s.files) std::cout << "  wrote " << f << "\n";
     return 0;
   } catch (const std::exception& e) {
