@@ -42,7 +42,7 @@ struct CompileOptions {
   bool dynamic_batch = false;
   // --part-nodes: a CPU model of more nodes is cut into parts of about this
   // many, each its own Halide pipeline, compiled in parallel (model_parts.h); 0: one pipeline.
-  size_t part_nodes = 24;
+  size_t part_nodes = 12;
 };
 
 // What was compiled, for the tool's summary line.

@@ -130,7 +130,21 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
   o.c_name = cx.unique_c_name(v->name);
   o.shape = t.shape;
   auto unused = [&](const Func& f) { return std::find(used.begin(), used.end(), f.name()) == used.end(); };
-  if (cx.options().channels_last_edges.count(v->name)) {
+  const bool channels_last = cx.options().channels_last_edges.count(v->name) > 0;
+  if (channels_last && t.rank() == 4 && t.storage && t.storage_extents.size() == 6 && unused(*t.storage) && !copy &&
+      !t.batched) {
+    // A 2-D conv's result written channels-last: its storage (x, y, c, g,
+    // n, b) is computed straight into the caller's NHWC memory, with the
+    // strides of that order (the channel (g, c) innermost).
+    std::string layout;
+    o.shape = permuted(t.shape, channels_last_perm(cx, "output", v->name, t.shape, &layout));
+    o.layout = layout;
+    o.func = *t.storage;
+    o.internal_extents = t.storage_extents;
+    const std::vector<int64_t>& e = t.storage_extents;  // W, H, cout_g, G, N, B
+    const int64_t C = e[2] * e[3];
+    o.internal_strides = {C, C * e[0], 1, e[2], C * e[0] * e[1], C * e[0] * e[1] * e[4]};
+  } else if (channels_last) {
     // Written channels-last: the caller's dim k is ONNX dim perm[k].
     const std::vector<int> perm = channels_last_perm(cx, "output", v->name, t.shape, &o.layout);
     o.shape = permuted(t.shape, perm);
@@ -161,7 +175,14 @@ void lower_output(LoweringContext& cx, const ir::Value* v, std::vector<std::stri
   Halide::LoopLevel level = o.func.function().schedule().compute_level();
   level.lock();  // (compute_root and compute_at replace the level; locking this one changes nothing)
   if (!level.is_root()) schedule_reduction(o.func, o.internal_extents, cx.target());
-  constrain_dense(o.func.output_buffer(), o.internal_extents, o.batch_dim);
+  if (o.internal_strides.empty()) {
+    constrain_dense(o.func.output_buffer(), o.internal_extents, o.batch_dim);
+  } else {
+    Halide::OutputImageParam b = o.func.output_buffer();
+    for (size_t k = 0; k < o.internal_extents.size(); ++k)
+      b.dim(static_cast<int>(k)).set_bounds(0, static_cast<int>(o.internal_extents[k]))
+          .set_stride(static_cast<int>(o.internal_strides[k]));
+  }
   cx.outputs.push_back(std::move(o));
 }
 

@@ -39,7 +39,7 @@ class Planner {
       pool_by_node_[cx.pool_stages[k].node] = k;
       pool_by_result_[cx.pool_stages[k].result] = k;
     }
-    for (const OutputInfo& o : cx.outputs) output_funcs_.insert(o.func.name());
+    for (const OutputInfo& o : cx.outputs) output_funcs_[o.func.name()] = !o.internal_strides.empty();
     const std::vector<ir::Node*> order = cx.model().graph.topological_order();
     for (size_t k = 0; k < order.size(); ++k) position_[order[k]] = k;
   }
@@ -53,7 +53,10 @@ class Planner {
       const ConvStage& st = cx_.conv_stages[k];
       if (st.gpu) {
         why[k] = "NCHW: the gpu family reads and writes NCHW";
-      } else if (output_funcs_.count(st.storage.name())) {
+      } else if (auto o = output_funcs_.find(st.storage.name()); o != output_funcs_.end() && o->second) {
+        out_cl[k] = true;
+        why[k] = "channels innermost: a channels-last graph output, computed straight into the caller's buffer";
+      } else if (o != output_funcs_.end()) {
         why[k] = "NCHW: a graph output, computed straight into the caller's NCHW buffer";
       } else if (policy == LayoutPolicy::Nchw) {
         why[k] = "NCHW: --layouts=nchw";
@@ -234,7 +237,7 @@ class Planner {
   std::map<const ir::Node*, size_t> fused_into_;  // a node of a conv's epilogue -> that conv's stage
   std::map<const ir::Node*, size_t> position_;  // in the graph's topological order
   std::vector<bool> out_cl_, pool_cl_;  // each conv's and each pool's result channels innermost
-  std::set<std::string> output_funcs_;
+  std::map<std::string, bool> output_funcs_;  // output Funcs: true where written channels-last in place
 };
 
 }  // namespace

@@ -70,6 +70,7 @@ struct OutputInfo {
   std::string c_name;
   std::vector<int64_t> shape;            // what the caller passes: ONNX order, or NHWC / NWC (layout)
   std::vector<int64_t> internal_extents;  // the Halide output buffer, innermost first
+  std::vector<int64_t> internal_strides;  // its strides; empty: dense in that order
   Halide::Func func;
   std::string layout;                     // "" or "NHWC" / "NWC" (--edge-layout)
   int batch_dim = -1;                     // the internal dim that is the run-time batch (-1: none)

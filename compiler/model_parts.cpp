@@ -71,21 +71,38 @@ ModelParts split_model(const ir::Model& model, const LoweredModel& whole, const 
     if (!f.producer.count(v.name()) || !seen_outputs.insert(v.name()).second) return out;
 
   // A cut before node p: every crossing value is a stored stage result,
-  // no graph output, with a known shape; at most two of them.
-  auto valid = [&](int p) {
+  // no graph output, with a known shape; at most two of them. Returns the
+  // bytes crossing it, or -1 where it is no valid cut.
+  auto cost = [&](int p) -> int64_t {
     const std::vector<std::string> c = crossing(f, p);
-    if (c.empty() || c.size() > 2) return false;
-    for (const std::string& v : c)
-      if (!whole.stored_values.count(v) || f.outputs.count(v) || !whole.value_shapes.count(v)) return false;
-    return true;
+    if (c.empty() || c.size() > 2) return -1;
+    int64_t bytes = 0;
+    for (const std::string& v : c) {
+      if (!whole.stored_values.count(v) || f.outputs.count(v) || !whole.value_shapes.count(v)) return -1;
+      bytes += numel(whole.value_shapes.at(v)) * 4;
+    }
+    return bytes;
   };
+  // Each part takes at least `want` nodes, then ends at the cheapest valid
+  // cut among the next `want` (the first valid one after them if there is
+  // none): a block's output, not its expanded middle.
   std::vector<int> bounds = {0};
   const int want = static_cast<int>(part_nodes);
+  int best = -1;
+  int64_t best_bytes = 0;
   for (int p = 1; p < n; ++p) {
-    if (p - bounds.back() < want) continue;
+    const int start = bounds.back();
+    if (p - start < want) continue;
     if (n - p < want / 2) break;  // no small last part
-    if (valid(p)) bounds.push_back(p);
+    const int64_t bytes = cost(p);
+    if (bytes >= 0 && (best < 0 || bytes < best_bytes)) best = p, best_bytes = bytes;
+    if (best >= 0 && p - start >= 2 * want - 1) {
+      bounds.push_back(best);
+      p = best;
+      best = -1;
+    }
   }
+  if (best >= 0) bounds.push_back(best);
   if (bounds.size() < 2) return out;
   bounds.push_back(n);
 
@@ -203,8 +220,12 @@ LoweredModel lower_parts(ModelParts& parts, const LoweredModel& whole, const std
       PartArg a;
       a.model_output = index_of(whole.outputs, o.onnx_name);
       if (a.model_output < 0) a.cut = cut_of(o.onnx_name);
-      else iface.outputs[static_cast<size_t>(a.model_output)].internal_extents = o.internal_extents;
+      else {
+        iface.outputs[static_cast<size_t>(a.model_output)].internal_extents = o.internal_extents;
+        iface.outputs[static_cast<size_t>(a.model_output)].internal_strides = o.internal_strides;
+      }
       a.internal = o.internal_extents;
+      a.strides = o.internal_strides;
       p.args.push_back(a);
     }
     iface.conv_schedules.insert(iface.conv_schedules.end(), l.conv_schedules.begin(), l.conv_schedules.end());
@@ -250,7 +271,8 @@ std::string parts_function(const ModelParts& parts, const LoweredModel& iface, c
       h << "    halide_dimension_t d" << a << "[" << std::max<size_t>(arg.internal.size(), 1) << "] = {";
       int64_t stride = 1;
       for (size_t d = 0; d < arg.internal.size(); ++d) {
-        h << (d ? ", " : "") << "{0, " << arg.internal[d] << ", " << stride << ", 0}";
+        h << (d ? ", " : "") << "{0, " << arg.internal[d] << ", " << (arg.strides.empty() ? stride : arg.strides[d])
+          << ", 0}";
         stride *= arg.internal[d];
       }
       h << "};\n    struct halide_buffer_t " << b << ";\n    memset(&" << b << ", 0, sizeof " << b << ");\n"

@@ -41,7 +41,8 @@ struct PartArg {
   int model_input = -1;   // index into the whole model's inputs
   int model_output = -1;  // index into the whole model's outputs
   int cut = -1;           // index into ModelParts::cuts
-  std::vector<int64_t> internal;  // the dense buffer the part takes, Halide order (innermost first)
+  std::vector<int64_t> internal;  // the buffer the part takes, Halide order (innermost first)
+  std::vector<int64_t> strides;   // its strides; empty: dense in that order
 };
 
 struct ModelPart {

@@ -26,6 +26,7 @@ std::string c_array(const std::vector<int64_t>& s) {
 struct Arg {
   std::string c_name, onnx_name, kind;  // kind: input, weight, output
   std::vector<int64_t> shape, internal;  // the caller's order; Halide order of the impl's buffer
+  std::vector<int64_t> strides;          // the impl's buffer's strides (empty: dense in that order)
   std::string layout;                    // "" or "NHWC" / "NWC"
   int batch_dim = -1;                    // the internal dim that is the run-time batch (-1: none)
   bool batched() const { return batch_dim >= 0; }
@@ -37,10 +38,11 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
                            const CompileOptions& options, const std::string& run_parts) {
   std::vector<Arg> args;
   for (const ParamInfo& p : m.inputs)
-    args.push_back({p.c_name, p.onnx_name, "input", p.shape, {}, p.layout, p.batched ? int(p.shape.size()) - 1 : -1});
-  for (const ParamInfo& p : m.weights) args.push_back({p.c_name, p.onnx_name, "weight", p.shape, {}, p.layout, -1});
+    args.push_back({p.c_name, p.onnx_name, "input", p.shape, {}, {}, p.layout, p.batched ? int(p.shape.size()) - 1 : -1});
+  for (const ParamInfo& p : m.weights) args.push_back({p.c_name, p.onnx_name, "weight", p.shape, {}, {}, p.layout, -1});
   for (const OutputInfo& o : m.outputs)
-    args.push_back({o.c_name, o.onnx_name, "output", o.shape, o.internal_extents, o.layout, o.batch_dim});
+    args.push_back({o.c_name, o.onnx_name, "output", o.shape, o.internal_extents, o.internal_strides, o.layout,
+                    o.batch_dim});
   const bool dynamic = m.dynamic_batch;
   const Arg* first_batched = nullptr;
   for (const Arg& a : args)
@@ -247,7 +249,8 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       std::string stride = "1";
       for (size_t k = 0; k < a.internal.size(); ++k) {
         const std::string extent = int(k) == a.batch_dim ? "(int32_t)batch" : std::to_string(a.internal[k]);
-        h << (k ? ", " : "") << "{0, " << extent << ", " << stride << ", 0}";
+        h << (k ? ", " : "") << "{0, " << extent << ", "
+          << (a.strides.empty() ? stride : std::to_string(a.strides[k])) << ", 0}";
         stride = stride == "1" ? extent : stride + " * " + extent;
       }
       h << "};\n  view_" << a.c_name << ".dimensions = " << a.internal.size() << ";\n"

@@ -72,7 +72,7 @@ const char* kUsage =
     "  --dynamic-batch            every input's dim 0 (the batch) is given at run time: one\n"
     "                             library serves any batch; schedules are chosen for batch 1;\n"
     "                             the other dims are the model's or --shape's (CPU targets)\n"
-    "  --part-nodes=<n>           a CPU model of more than <n> nodes (after rewrites; default 24)\n"
+    "  --part-nodes=<n>           a CPU model of more than <n> nodes (after rewrites; default 12)\n"
     "                             is cut into parts of about <n> nodes, each its own pipeline,\n"
     "                             compiled in parallel into the one library (Halide's compile\n"
     "                             time grows faster than the pipeline's depth); cuts fall only\n"
