@@ -10,6 +10,7 @@
 #                       [LAYOUTS auto|nchw|nhwc]   # how conv results are stored (--layouts)
 #                       [EDGE_LAYOUTS <name>=nhwc...]  # inputs/outputs the caller passes channels-last
 #                       [SHAPES <input>=<d0xd1..>...]
+#                       [PART_NODES <n>]           # nodes a pipeline part holds (--part-nodes; 0: one pipeline)
 #                       [TUNING <db.jsonl> [FORCE_TUNING]])  # tuned conv schedules (--tuning)
 #
 # Defines <target>, an INTERFACE library an app links: it carries
@@ -22,7 +23,7 @@
 include_guard(GLOBAL)
 
 function(batchconv_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING;DYNAMIC_BATCH" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS" "TARGETS;SHAPES;EDGE_LAYOUTS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_REWRITES;FORCE_TUNING;DYNAMIC_BATCH" "MODEL;NAME;WEIGHTS;TUNING;LAYOUTS;PART_NODES" "TARGETS;SHAPES;EDGE_LAYOUTS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "batchconv_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -61,6 +62,9 @@ function(batchconv_add_model target)
   endif()
   if(ARG_LAYOUTS)
     list(APPEND args --layouts=${ARG_LAYOUTS})
+  endif()
+  if(DEFINED ARG_PART_NODES)
+    list(APPEND args --part-nodes=${ARG_PART_NODES})
   endif()
   foreach(edge IN LISTS ARG_EDGE_LAYOUTS)
     list(APPEND args --edge-layout ${edge})

@@ -509,7 +509,8 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   if (!parts.parts.empty()) {
     compile_parts(parts, targets, model_path, tmp.path, impl);
     std::ofstream h(tmp.path / (name + ".h"));
-    h << wrapper_header(iface, name, model_path, options, parts_function(parts, iface, name));
+    h << wrapper_header(iface, name, model_path, options, parts_function(parts, iface, name),
+                           static_cast<int>(parts.parts.size()));
     if (!h) throw Error("cannot write " + (tmp.path / (name + ".h")).string());
   } else run_isolated([&] {
     try {

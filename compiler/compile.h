@@ -73,9 +73,9 @@ std::vector<std::string> run_rewrites(ir::Model& model, bool runtime_weights = f
 CompileSummary compile_model_file(const std::string& model_path, const CompileOptions& options);
 
 // The wrapper header <name>.h for a lowered model.
-// run_parts: the code of <name>__parts (model_parts.h), which the entry
-// point then calls in place of <name>_impl.
+// run_parts: the code of <name>__parts (model_parts.h) running `parts`
+// pipelines, which the entry point then calls in place of <name>_impl.
 std::string wrapper_header(const LoweredModel& m, const std::string& name, const std::string& origin,
-                           const CompileOptions& options, const std::string& run_parts = "");
+                           const CompileOptions& options, const std::string& run_parts = "", int parts = 1);
 
 }  // namespace batchconv::compiler

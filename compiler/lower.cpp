@@ -359,7 +359,10 @@ LoweredModel lower_model(const ir::Model& model, const std::string& origin, cons
   out.layout_explanations = cx.layout_explanations;
   out.epilogues = cx.epilogue_lines;
   out.linear_weights = cx.weight_lines;
-  for (const auto& [v, t] : cx.values()) out.value_shapes[v->name] = t.shape;
+  for (const auto& [v, t] : cx.values()) {
+    out.value_shapes[v->name] = t.shape;
+    if (t.constant) out.constant_values.insert(v->name);
+  }
   for (const auto& [v, cl] : cx.stored_layouts) out.stored_values[v->name] = cl;
   return out;
 }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct LoweredModel {
   // Each conv's and pool's result (a compute_root stage), by value name:
   // true where the layout plan stores it channels innermost.
   std::map<std::string, bool> stored_values;
+  // Values known at compile time (initializers, folded nodes), by name.
+  std::set<std::string> constant_values;
   bool dynamic_batch = false;  // dim 0 of the batched arguments is the caller's (ParamInfo/OutputInfo)
 };
 

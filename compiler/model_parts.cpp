@@ -70,16 +70,18 @@ ModelParts split_model(const ir::Model& model, const LoweredModel& whole, const 
   for (const auto& v : g.output())
     if (!f.producer.count(v.name()) || !seen_outputs.insert(v.name()).second) return out;
 
-  // A cut before node p: every crossing value is a stored stage result,
-  // no graph output, with a known shape; at most two of them. Returns the
-  // bytes crossing it, or -1 where it is no valid cut.
+  // A cut before node p: at most two values cross it, each computed from
+  // the inputs (no constant) and no graph output. Its cost is the bytes
+  // crossing it, four times the bytes of a value that is no stored stage
+  // result (the earlier part writes it with a pass of its own, and an
+  // epilogue may be split there); -1 where it is no valid cut.
   auto cost = [&](int p) -> int64_t {
     const std::vector<std::string> c = crossing(f, p);
     if (c.empty() || c.size() > 2) return -1;
     int64_t bytes = 0;
     for (const std::string& v : c) {
-      if (!whole.stored_values.count(v) || f.outputs.count(v) || !whole.value_shapes.count(v)) return -1;
-      bytes += numel(whole.value_shapes.at(v)) * 4;
+      if (f.outputs.count(v) || !whole.value_shapes.count(v) || whole.constant_values.count(v)) return -1;
+      bytes += numel(whole.value_shapes.at(v)) * (whole.stored_values.count(v) ? 4 : 16);
     }
     return bytes;
   };
@@ -113,7 +115,8 @@ ModelParts split_model(const ir::Model& model, const LoweredModel& whole, const 
     CutValue c;
     c.name = v;
     c.shape = whole.value_shapes.at(v);
-    c.channels_last = whole.stored_values.at(v) && c.shape.size() == 4;
+    auto stored = whole.stored_values.find(v);
+    c.channels_last = stored != whole.stored_values.end() && stored->second && c.shape.size() == 4;
     out.cuts.push_back(c);
     return cut_index[v] = static_cast<int>(out.cuts.size()) - 1;
   };

@@ -7,9 +7,10 @@
 // consecutive runs of its topological order, each lowered and compiled on
 // its own (in parallel), and the generated header calls them in order.
 //
-// A cut falls only where every value crossing it is the result of a conv or
-// pool stage (a compute_root Func, so nothing is computed twice and no
-// epilogue is split) that is no graph output. A value the whole model's
+// A cut falls where at most two values cross it, none a graph output or a
+// constant; the cheapest cut by the bytes crossing it, where a value that is
+// the result of a conv or pool stage (a compute_root Func: nothing computed
+// twice, no epilogue split) counts a quarter of another. A value the whole model's
 // layout plan stores channels innermost crosses channels innermost: the
 // earlier part writes it as a channels-last output, the later part reads
 // it in place as a channels-innermost input (LowerOptions::stored_input_edges);

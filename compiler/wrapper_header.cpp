@@ -35,7 +35,7 @@ struct Arg {
 }  // namespace
 
 std::string wrapper_header(const LoweredModel& m, const std::string& name, const std::string& origin,
-                           const CompileOptions& options, const std::string& run_parts) {
+                           const CompileOptions& options, const std::string& run_parts, int parts) {
   std::vector<Arg> args;
   for (const ParamInfo& p : m.inputs)
     args.push_back({p.c_name, p.onnx_name, "input", p.shape, {}, {}, p.layout, p.batched ? int(p.shape.size()) - 1 : -1});
@@ -180,6 +180,9 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
   h << "static const int " << name << "_num_inputs = " << m.inputs.size() << ";\n"
     << "static const int " << name << "_num_weights = " << m.weights.size() << ";\n"
     << "static const int " << name << "_num_outputs = " << m.outputs.size() << ";\n"
+    << "// The Halide pipelines the model runs as, one after the other (" << name << "_impl, or " << name
+    << "_impl_p0...).\n"
+    << "static const int " << name << "_num_pipelines = " << std::max(parts, 1) << ";\n"
     << "// 1: dim 0 of the arguments marked in " << name << "_arg_batched is given at run time.\n"
     << "static const int " << name << "_dynamic_batch = " << (dynamic ? 1 : 0) << ";\n\n";
 

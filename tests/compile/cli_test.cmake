@@ -70,7 +70,7 @@ execute_process(COMMAND "${TOOL}" "${MODELS}/conv_stack_opset17.onnx" -o "${WORK
                 RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
 foreach(want "layout x86-64-linux-avx512_skylake: node '/b/Conv' \\(Conv\\) -> '[^']*': result channels innermost"
              "layout x86-64-linux-avx2-fma-f16c-sse41: node '/b/Conv' \\(Conv\\) -> '[^']*': result channels innermost"
-             "-> 'y': result channels innermost: read only by channels-last graph output 'y'"
+             "-> 'y': result channels innermost: a channels-last graph output, computed straight into the caller's buffer"
              "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx512_skylake: [^\n]*ch_vectors=2,ch_columns=14[^\n]*ch_blocked=1"
              "conv node '/b/Conv' \\(Conv\\) for x86-64-linux-avx2-fma-f16c-sse41: [^\n]*ch_vectors=2,ch_columns=6[^\n]*ch_blocked=1"
              "conv node '/a/Conv' \\(Conv\\) for x86-64-linux-avx512_skylake: [^\n]*ch_blocked=0")

@@ -1,7 +1,8 @@
 // The compiler on input that used to compile into something wrong, abort or
 // crash: runtime weights by the original model's names (rebuilt inside the
 // pipeline after rewrites), Clip's bounds as initializers, non-float data,
-// sizes beyond 32-bit indexing, too many nodes, bad function names, and a
+// sizes beyond 32-bit indexing, too many nodes (cut into parts, or refused),
+// bad function names, and a
 // failed write.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "compile.h"
@@ -208,6 +211,55 @@ TEST(CompileHardening, TooManyNodesAreRefusedNamingTheLimit) {
   std::string e = lower_error(t.str());
   EXPECT_NE(e.find("nodes after rewrites; the compiler lowers at most " + std::to_string(compiler::kMaxNodes)),
             std::string::npos) << e;
+}
+
+// A chain of more nodes than one pipeline takes is cut into parts, each
+// under the limit; kept whole (--part-nodes=0), with runtime weights or a
+// dynamic batch it is refused naming the limit, and nothing is written.
+TEST(CompileHardening, ModelsOfMoreNodesThanAPipelineAreCutIntoParts) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("batchconv_parts_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const size_t n = compiler::kMaxNodes + 200;
+  {
+    std::ofstream t(dir / "chain.onnxtxt");
+    t << "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1, 4] x) => (float[1, 4] y) {\n  v0 = Relu(x)\n";
+    for (size_t k = 1; k + 1 < n; ++k) t << "  v" << k << " = " << (k % 2 ? "Neg" : "Relu") << "(v" << k - 1 << ")\n";
+    t << "  y = Relu(v" << n - 2 << ")\n}\n";
+  }
+  compiler::CompileOptions o;
+  o.out_dir = (dir / "out").string();
+  fs::create_directories(o.out_dir);
+  o.run_rewrites = false;
+  o.part_nodes = 400;
+  const compiler::CompileSummary s = compiler::compile_model_file((dir / "chain.onnxtxt").string(), o);
+  EXPECT_EQ(s.nodes, static_cast<int>(n));
+  ASSERT_EQ(s.parts.size(), 3u);
+  EXPECT_NE(s.parts[1].find("reads 'v"), std::string::npos) << s.parts[1];
+  EXPECT_TRUE(fs::exists(fs::path(o.out_dir) / "libchain.a"));
+  std::ifstream h(fs::path(o.out_dir) / "chain.h");
+  const std::string header((std::istreambuf_iterator<char>(h)), std::istreambuf_iterator<char>());
+  EXPECT_NE(header.find("chain_num_pipelines = 3;"), std::string::npos);
+  EXPECT_NE(header.find("chain_impl_p2("), std::string::npos);
+  for (int refusal = 0; refusal < 3; ++refusal) {
+    compiler::CompileOptions r = o;
+    r.out_dir = (dir / "refused").string();
+    fs::create_directories(r.out_dir);
+    if (refusal == 0) r.part_nodes = 0;
+    if (refusal == 1) r.runtime_weights = true;
+    if (refusal == 2) r.dynamic_batch = true;
+    std::string e;
+    try {
+      compiler::compile_model_file((dir / "chain.onnxtxt").string(), r);
+    } catch (const Error& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find(std::to_string(n) + " nodes after rewrites; the compiler lowers at most " +
+                     std::to_string(compiler::kMaxNodes)), std::string::npos) << refusal << ": " << e;
+    EXPECT_TRUE(fs::is_empty(r.out_dir)) << refusal;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(CompileHardening, FunctionNamesMustBeUsableInC) {

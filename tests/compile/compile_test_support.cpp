@@ -28,6 +28,9 @@ interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, con
   for (const compiler::OutputInfo& o : m.outputs) {
     std::vector<int64_t> onnx(o.internal_extents.rbegin(), o.internal_extents.rend());
     out_keep.push_back(std::make_unique<HostBuffer>(onnx));
+    // A conv's storage written channels-last in place: its strides, over the caller's dense memory.
+    for (size_t k = 0; k < o.internal_strides.size(); ++k)
+      out_keep.back()->dims[k].stride = static_cast<int32_t>(o.internal_strides[k]);
     outs.emplace_back(out_keep.back()->buf);
   }
   if (ctx) m.pipeline.realize(ctx, Halide::Realization(outs), batchconv_gen::host_target());
