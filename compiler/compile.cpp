@@ -400,6 +400,7 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
     lo2.target = targets.front();
     lo2.weight_plan = options.runtime_weights ? &plan2 : nullptr;
     lo2.tuning = nullptr;
+    if (!options.runtime_weights && options.part_nodes > 0) lo2.max_nodes = std::max<size_t>(lo.max_nodes, 100000);
     try {
       batch2_shapes = lower_model(*model2, model_path, lo2).value_shapes;
     } catch (const Error& e) {
@@ -416,8 +417,7 @@ CompileSummary compile_model_file(const std::string& model_path, const CompileOp
   // cuts, so it may hold more nodes than one pipeline.
   bool cpu = true;
   for (const Halide::Target& t : targets) cpu = cpu && !t.has_gpu_feature();
-  const bool may_split = cpu && options.part_nodes > 0 && !options.dynamic_batch && !options.runtime_weights &&
-                         options.list_conv_problems.empty();
+  const bool may_split = cpu && options.part_nodes > 0 && !options.runtime_weights && options.list_conv_problems.empty();
   LowerOptions whole_options = lo;
   if (may_split) whole_options.max_nodes = std::max<size_t>(lo.max_nodes, 100000);
   LoweredModel lowered = lower_model(*model, model_path, whole_options);

@@ -58,8 +58,7 @@ std::vector<std::string> crossing(const Flow& f, int p) {
 ModelParts split_model(const ir::Model& model, const LoweredModel& whole, const LowerOptions& options,
                        const std::string& origin, size_t part_nodes) {
   ModelParts out;
-  if (part_nodes == 0 || options.target.has_gpu_feature() || options.batch2_shapes || options.runtime_weights)
-    return out;
+  if (part_nodes == 0 || options.target.has_gpu_feature() || options.runtime_weights) return out;
   onnx::ModelProto proto = io::export_model(model);
   const onnx::GraphProto& g = proto.graph();
   const int n = g.node_size();
@@ -217,6 +216,7 @@ LoweredModel lower_parts(ModelParts& parts, const LoweredModel& whole, const std
       a.model_input = index_of(whole.inputs, in.onnx_name);
       if (a.model_input < 0) a.cut = cut_of(in.onnx_name);
       a.internal = reversed(in.shape);
+      if (in.batched) a.batch_dim = static_cast<int>(a.internal.size()) - 1;
       p.args.push_back(a);
     }
     for (const OutputInfo& o : l.outputs) {
@@ -224,11 +224,14 @@ LoweredModel lower_parts(ModelParts& parts, const LoweredModel& whole, const std
       a.model_output = index_of(whole.outputs, o.onnx_name);
       if (a.model_output < 0) a.cut = cut_of(o.onnx_name);
       else {
-        iface.outputs[static_cast<size_t>(a.model_output)].internal_extents = o.internal_extents;
-        iface.outputs[static_cast<size_t>(a.model_output)].internal_strides = o.internal_strides;
+        OutputInfo& whole_output = iface.outputs[static_cast<size_t>(a.model_output)];
+        whole_output.internal_extents = o.internal_extents;
+        whole_output.internal_strides = o.internal_strides;
+        whole_output.batch_dim = o.batch_dim;
       }
       a.internal = o.internal_extents;
       a.strides = o.internal_strides;
+      a.batch_dim = o.batch_dim;
       p.args.push_back(a);
     }
     iface.conv_schedules.insert(iface.conv_schedules.end(), l.conv_schedules.begin(), l.conv_schedules.end());
@@ -249,14 +252,17 @@ std::string parts_function(const ModelParts& parts, const LoweredModel& iface, c
   for (const OutputInfo& o : iface.outputs) params.push_back(o.c_name);
   h << "// The model as " << parts.parts.size() << " pipelines run in order (" << name << "_impl_p0...): the "
     << ncut << " values between them\n// live in buffers allocated here through the Halide runtime's allocator.\n"
-    << "static inline int " << name << "__parts(";
-  for (size_t k = 0; k < params.size(); ++k) h << (k ? ", " : "") << "struct halide_buffer_t *" << params[k];
+    << "static inline int " << name << "__parts(" << (iface.dynamic_batch ? "int64_t batch" : "");
+  for (size_t k = 0; k < params.size(); ++k)
+    h << (k || iface.dynamic_batch ? ", " : "") << "struct halide_buffer_t *" << params[k];
+  // With a run-time batch every cut holds `batch` images (its bytes are one image's).
   h << ") {\n  static const size_t bytes[" << std::max<size_t>(ncut, 1) << "] = {";
   for (size_t k = 0; k < ncut; ++k) h << (k ? ", " : "") << numel(parts.cuts[k].shape) * 4;
   if (ncut == 0) h << "0";
   h << "};\n  void *cut[" << std::max<size_t>(ncut, 1) << "] = {NULL};\n  int k, err = 0;\n"
     << "  for (k = 0; k < " << ncut << "; ++k) {\n"
-    << "    if ((cut[k] = halide_malloc(NULL, bytes[k])) == NULL) {\n"
+    << "    if ((cut[k] = halide_malloc(NULL, bytes[k]" << (iface.dynamic_batch ? " * (size_t)batch" : "")
+    << ")) == NULL) {\n"
     << "      err = halide_error_code_out_of_memory;\n      goto done;\n    }\n  }\n";
   for (size_t j = 0; j < parts.parts.size(); ++j) {
     const ModelPart& p = parts.parts[j];
@@ -272,11 +278,17 @@ std::string parts_function(const ModelParts& parts, const LoweredModel& iface, c
       }
       const std::string b = "b" + std::to_string(a);
       h << "    halide_dimension_t d" << a << "[" << std::max<size_t>(arg.internal.size(), 1) << "] = {";
+      // Dense strides, as C expressions: those outside a run-time batch dim take the batch.
       int64_t stride = 1;
+      bool past_batch = false;
       for (size_t d = 0; d < arg.internal.size(); ++d) {
-        h << (d ? ", " : "") << "{0, " << arg.internal[d] << ", " << (arg.strides.empty() ? stride : arg.strides[d])
-          << ", 0}";
-        stride *= arg.internal[d];
+        const bool is_batch = static_cast<int>(d) == arg.batch_dim;
+        const std::string st = !arg.strides.empty() ? std::to_string(arg.strides[d])
+                               : past_batch ? std::to_string(stride) + " * (int32_t)batch" : std::to_string(stride);
+        h << (d ? ", " : "") << "{0, " << (is_batch ? std::string("(int32_t)batch") : std::to_string(arg.internal[d]))
+          << ", " << st << ", 0}";
+        if (!is_batch) stride *= arg.internal[d];
+        past_batch = past_batch || is_batch;
       }
       h << "};\n    struct halide_buffer_t " << b << ";\n    memset(&" << b << ", 0, sizeof " << b << ");\n"
         << "    " << b << ".host = (uint8_t *)cut[" << arg.cut << "];\n"

@@ -18,7 +18,9 @@
 // allocates (through the Halide runtime's allocator, the header's pool) and
 // frees after the call.
 //
-// Not split: GPU targets, --dynamic-batch, runtime weights (one pipeline each).
+// With --dynamic-batch every part takes the run-time batch (each cut buffer
+// holds that many images). Not split: GPU targets and runtime weights (one
+// pipeline each: every part would take every original weight).
 #pragma once
 
 #include <memory>
@@ -44,6 +46,7 @@ struct PartArg {
   int cut = -1;           // index into ModelParts::cuts
   std::vector<int64_t> internal;  // the buffer the part takes, Halide order (innermost first)
   std::vector<int64_t> strides;   // its strides; empty: dense in that order
+  int batch_dim = -1;             // the dim of `internal` that is the run-time batch (--dynamic-batch; -1: none)
 };
 
 struct ModelPart {

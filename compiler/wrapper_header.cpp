@@ -279,7 +279,8 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
         h << "  if (!had_device[" << k << "]) (" << call[k] << ")->flags |= halide_buffer_flag_host_dirty;\n";
     }
   }
-  h << "  ++*" << name << "__inside();\n  err = " << name << (run_parts.empty() ? "_impl(" : "__parts(");
+  h << "  ++*" << name << "__inside();\n  err = " << name
+    << (run_parts.empty() ? "_impl(" : first_batched ? "__parts(batch, " : "__parts(");
   for (size_t k = 0; k < call.size(); ++k) h << (k ? ", " : "") << call[k];
   h << ");\n";
   if (gpu) {

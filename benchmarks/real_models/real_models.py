@@ -3,11 +3,13 @@
 
     real_models.py --build=<build dir> [--models=a,b,...] [--batches=1,8] [--rounds=3] [--reps=10]
                    [--threads=2] [--work=<dir>] [--out=<results.md>] [--compile-args='...']
+                   [--dynamic] [--baseline-args='--part-nodes=0'] [--skip-peers]
 
 Per model and batch: exports the network (export_model.py), compiles it with batchconv-compile
 (time and peak memory of the compile), links the generated library into runner.cpp, then runs
 batchconv, ONNX Runtime and PyTorch each in its own process, interleaved over --rounds rounds
-of --reps timed calls after a warm-up call. Reports medians over all timed calls, the ratios,
+of --reps timed calls after a warm-up call. --baseline-args compiles each model a second time with those
+flags added (e.g. --part-nodes=0: one pipeline) and times that library in the same rounds. Reports medians over all timed calls, the ratios,
 each side's error against PyTorch's float64 output, and each process's peak RSS. The machine's
 limits (build/benchmarks/measure-peak) are measured in the same run.
 
@@ -86,6 +88,9 @@ def main():
     ap.add_argument("--dynamic", action="store_true",
                     help="also compile each model once with --dynamic-batch (exported with a symbolic batch) "
                          "and run that one library at every batch, beside the static builds")
+    ap.add_argument("--baseline-args", default="",
+                    help="also compile each model with these flags added (e.g. --part-nodes=0) and run that "
+                         "library in the same rounds: a same-run A/B of a compiler option")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     compiler = os.path.join(build, "tools", "batchconv-compile", "batchconv-compile")
@@ -158,6 +163,22 @@ def main():
                 emit(f"- {model} batch {batch}: {row['refused']}")
                 continue
             sides = {"batchconv": [runner, os.path.join(d, "input.f32"), os.path.join(d, "expected.f64"), str(a.reps)]}
+            if a.baseline_args:
+                bd = os.path.join(d, "baseline")
+                os.makedirs(bd, exist_ok=True)
+                bcmd = [compiler, os.path.join(d, "model.onnx"), "-o", bd, f"--name={name}"] + \
+                    shlex.split(a.compile_args) + shlex.split(a.baseline_args)
+                brc, _, berr, row["baseline_compile_s"], _ = run_child(bcmd, env=threads_env, timeout=a.compile_timeout)
+                brunner = os.path.join(bd, "runner")
+                bgxx = [x.replace(os.path.join(d, f"{name}.h"), os.path.join(bd, f"{name}.h"))
+                         .replace(os.path.join(d, f"lib{name}.a"), os.path.join(bd, f"lib{name}.a")) for x in gxx]
+                bgxx[bgxx.index("-o") + 1] = brunner
+                bgxx[bgxx.index("-I") + 1] = bd
+                if brc == 0 and run_child(bgxx)[0] == 0:
+                    sides["baseline"] = [brunner, os.path.join(d, "input.f32"), os.path.join(d, "expected.f64"),
+                                         str(a.reps)]
+                else:
+                    row["baseline_fail"] = (berr.strip().splitlines() or ["runner did not link"])[-1]
             if a.dynamic:
                 lib = dynamic_library(model)
                 if isinstance(lib, tuple):
@@ -242,6 +263,25 @@ def main():
                  f"{r.get('dynamic_err', float('nan')):.1e} |")
         emit()
         emit(f"Geomean dynamic ms / static ms over {len(ratios)} runs: {geomean(ratios):.2f} (1.10 = 10% slower).")
+    if a.baseline_args:
+        emit()
+        emit(f"The same models compiled with `{a.baseline_args}` added (baseline), in the same rounds:")
+        emit()
+        emit("| model | batch | compile s: default / baseline | ms: default / baseline | baseline ms / default ms | "
+             "err baseline |")
+        emit("|---|---:|---:|---:|---:|---:|")
+        ratios = []
+        for r in rows:
+            bm, sm = r.get("baseline_ms"), r.get("batchconv_ms")
+            if not bm or not sm:
+                emit(f"| {r['model']} | {r['batch']} | | {r.get('baseline_fail', '-')[:120]} | | |")
+                continue
+            ratios.append(bm / sm)
+            emit(f"| {r['model']} | {r['batch']} | {r['compile_s']:.1f} / {r.get('baseline_compile_s', 0):.1f} | "
+                 f"{sm:.2f} / {bm:.2f} | {bm / sm:.2f} | {r.get('baseline_err', float('nan')):.1e} |")
+        emit()
+        emit(f"Geomean baseline ms / default ms over {len(ratios)} runs: {geomean(ratios):.2f} "
+             "(above 1: the default is faster).")
     if a.out:
         with open(a.out, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -214,8 +214,8 @@ TEST(CompileHardening, TooManyNodesAreRefusedNamingTheLimit) {
 }
 
 // A chain of more nodes than one pipeline takes is cut into parts, each
-// under the limit; kept whole (--part-nodes=0), with runtime weights or a
-// dynamic batch it is refused naming the limit, and nothing is written.
+// under the limit, with a run-time batch too; kept whole (--part-nodes=0)
+// or with runtime weights it is refused naming the limit, and nothing is written.
 TEST(CompileHardening, ModelsOfMoreNodesThanAPipelineAreCutIntoParts) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("batchconv_parts_test_" + std::to_string(::getpid()));
@@ -242,13 +242,20 @@ TEST(CompileHardening, ModelsOfMoreNodesThanAPipelineAreCutIntoParts) {
   const std::string header((std::istreambuf_iterator<char>(h)), std::istreambuf_iterator<char>());
   EXPECT_NE(header.find("chain_num_pipelines = 3;"), std::string::npos);
   EXPECT_NE(header.find("chain_impl_p2("), std::string::npos);
-  for (int refusal = 0; refusal < 3; ++refusal) {
+  // With a run-time batch it is cut the same way.
+  {
+    compiler::CompileOptions d = o;
+    d.out_dir = (dir / "dynamic").string();
+    fs::create_directories(d.out_dir);
+    d.dynamic_batch = true;
+    EXPECT_EQ(compiler::compile_model_file((dir / "chain.onnxtxt").string(), d).parts.size(), 3u);
+  }
+  for (int refusal = 0; refusal < 2; ++refusal) {
     compiler::CompileOptions r = o;
     r.out_dir = (dir / "refused").string();
     fs::create_directories(r.out_dir);
     if (refusal == 0) r.part_nodes = 0;
     if (refusal == 1) r.runtime_weights = true;
-    if (refusal == 2) r.dynamic_batch = true;
     std::string e;
     try {
       compiler::compile_model_file((dir / "chain.onnxtxt").string(), r);

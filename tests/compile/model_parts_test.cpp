@@ -36,9 +36,11 @@ TEST(ModelParts, DefaultCutsLargerModelsOnlyAndZeroKeepsOnePipeline) {
   EXPECT_GE(compiled("mobile_blocks_opset17", "r").num_pipelines, 2);
   EXPECT_EQ(compiled("mobile_blocks_opset17", "p0").num_pipelines, 1);
   EXPECT_EQ(compiled("seed1_opset17", "r").num_pipelines, 1);  // a few nodes: one pipeline
-  // Not cut: runtime weights, --dynamic-batch, whatever their size.
+  // Cut with a run-time batch too (DynamicBatch checks batches 1, 2, 3 and 5).
+  EXPECT_GE(compiled("mobile_blocks_dynbatch_opset17", "db").num_pipelines, 2);
+  // Not cut: runtime weights, whatever their size.
   EXPECT_EQ(compiled("mobile_blocks_opset17", "rw").num_pipelines, 1);
-  EXPECT_EQ(compiled("mobile_blocks_dynbatch_opset17", "db").num_pipelines, 1);
+  EXPECT_EQ(compiled("mobile_blocks_dynbatch_opset17", "dbrw").num_pipelines, 1);
 }
 
 }  // namespace
