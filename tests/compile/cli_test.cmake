@@ -97,7 +97,9 @@ foreach(want "weights x86-64-linux-avx512_skylake: node '/fc1/Gemm' \\(Gemm\\): 
 endforeach()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
-foreach(case "--layouts=blocked|--layouts must be auto, nchw or nhwc" "--edge-layout=x|--edge-layout expects")
+foreach(case "--layouts=blocked|--layouts must be auto, nchw or nhwc" "--edge-layout=x|--edge-layout expects"
+             "--part-nodes=-1|--part-nodes expects a number of nodes" "--part-nodes=many|--part-nodes expects"
+             "--threads=0|--threads expects a number of cores")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 flag)
   list(GET case 1 want)

@@ -89,6 +89,13 @@ bool take(const std::string& arg, const std::string& flag, std::string& value) {
   return false;
 }
 
+// v as a whole number in [lo, hi] (lo >= 0), or -1.
+long whole_number(const std::string& v, long lo, long hi) {
+  char* end = nullptr;
+  const long t = std::strtol(v.c_str(), &end, 10);
+  return v.empty() || *end != '\0' || t < lo || t > hi ? -1 : t;
+}
+
 int usage_error(const std::string& msg) {
   std::cerr << "batchconv-compile: " << msg << "\n(see --help)\n";
   return 2;
@@ -151,16 +158,12 @@ int main(int argc, char** argv) {
         if (layout == "nhwc") opt.channels_last_edges.insert(v.substr(0, eq));
         else opt.channels_last_edges.erase(v.substr(0, eq));
       } else if (take(a, "--threads", v)) {
-        char* end = nullptr;
-        const long t = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || t < 1 || t > 4096)
-          return usage_error("--threads expects a number of cores from 1 to 4096, got '" + v + "'");
+        const long t = whole_number(v, 1, 4096);
+        if (t < 0) return usage_error("--threads expects a number of cores from 1 to 4096, got '" + v + "'");
         opt.threads = static_cast<int>(t);
       } else if (take(a, "--part-nodes", v)) {
-        char* end = nullptr;
-        const long t = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || t < 0 || t > 1000000)
-          return usage_error("--part-nodes expects a number of nodes (0: one pipeline), got '" + v + "'");
+        const long t = whole_number(v, 0, 1000000);
+        if (t < 0) return usage_error("--part-nodes expects a number of nodes (0: one pipeline), got '" + v + "'");
         opt.part_nodes = static_cast<size_t>(t);
       } else if (a == "--dynamic-batch") {
         opt.dynamic_batch = true;
