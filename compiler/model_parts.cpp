@@ -290,7 +290,7 @@ std::string parts_function(const ModelParts& parts, const LoweredModel& iface, c
         if (!is_batch) stride *= arg.internal[d];
         past_batch = past_batch || is_batch;
       }
-      h << "};\n    struct halide_buffer_t " << b << ";\n    memset(&" << b << ", 0, sizeof " << b << ");\n"
+      h << "};\n    struct halide_buffer_t " << b << ";\n    memset((void *)&" << b << ", 0, sizeof " << b << ");\n"
         << "    " << b << ".host = (uint8_t *)cut[" << arg.cut << "];\n"
         << "    " << b << ".type.code = halide_type_float;\n    " << b << ".type.bits = 32;\n    " << b
         << ".type.lanes = 1;\n    " << b << ".dimensions = " << arg.internal.size() << ";\n    " << b << ".dim = d"

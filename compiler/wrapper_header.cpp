@@ -335,7 +335,7 @@ std::string wrapper_header(const LoweredModel& m, const std::string& name, const
       stride *= a.shape[r - 1 - k];
     }
     if (r == 0) h << "{0, 1, 1, 0}";
-    h << "};\n  memset(&b_" << a.c_name << ", 0, sizeof b_" << a.c_name << ");\n"
+    h << "};\n  memset((void *)&b_" << a.c_name << ", 0, sizeof b_" << a.c_name << ");\n"
       << "  b_" << a.c_name << ".host = (uint8_t *)" << a.c_name << ";\n"
       << "  b_" << a.c_name << ".type.code = halide_type_float;\n  b_" << a.c_name << ".type.bits = 32;\n"
       << "  b_" << a.c_name << ".type.lanes = 1;\n  b_" << a.c_name << ".dimensions = " << r << ";\n"
