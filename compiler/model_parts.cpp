@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -43,12 +44,23 @@ Flow flow_of(const onnx::GraphProto& g) {
   return f;
 }
 
-// The values produced before node p and read at or after it.
-std::vector<std::string> crossing(const Flow& f, int p) {
-  std::vector<std::string> out;
-  for (const auto& [name, k] : f.producer) {
-    auto u = f.last_use.find(name);
-    if (k < p && u != f.last_use.end() && u->second >= p) out.push_back(name);
+// For each position p, the values produced before node p and read at or
+// after it, in one sweep; a position where more than `most` cross gets
+// nullopt (no cut there).
+std::vector<std::optional<std::vector<std::string>>> crossings(const onnx::GraphProto& g, const Flow& f,
+                                                                size_t most) {
+  std::vector<std::optional<std::vector<std::string>>> out(static_cast<size_t>(g.node_size()) + 1);
+  std::set<std::string> live;
+  for (int p = 0; p <= g.node_size(); ++p) {
+    if (p > 0) {
+      for (const std::string& o : g.node(p - 1).output()) {
+        auto u = f.last_use.find(o);
+        if (!o.empty() && u != f.last_use.end() && u->second >= p) live.insert(o);
+      }
+      for (const std::string& i : g.node(p - 1).input())
+        if (!i.empty() && f.last_use.at(i) == p - 1) live.erase(i);
+    }
+    if (live.size() <= most) out[static_cast<size_t>(p)] = std::vector<std::string>(live.begin(), live.end());
   }
   return out;
 }
@@ -74,9 +86,10 @@ ModelParts split_model(const ir::Model& model, const LoweredModel& whole, const 
   // crossing it, four times the bytes of a value that is no stored stage
   // result (the earlier part writes it with a pass of its own, and an
   // epilogue may be split there); -1 where it is no valid cut.
+  const auto crossing = crossings(g, f, 2);
   auto cost = [&](int p) -> int64_t {
-    const std::vector<std::string> c = crossing(f, p);
-    if (c.empty() || c.size() > 2) return -1;
+    if (!crossing[static_cast<size_t>(p)] || crossing[static_cast<size_t>(p)]->empty()) return -1;
+    const std::vector<std::string>& c = *crossing[static_cast<size_t>(p)];
     int64_t bytes = 0;
     for (const std::string& v : c) {
       if (f.outputs.count(v) || !whole.value_shapes.count(v) || whole.constant_values.count(v)) return -1;
