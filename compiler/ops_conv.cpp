@@ -151,16 +151,16 @@ std::string family_point(const batchconv_gen::ConvSchedule& s) {
 // of channel chunks that do not divide Cout_g (the last one shifted
 // inwards): Halide 14 bounds that shifted chunk's tiles loosely and checks
 // a baked buffer against up to 2 Cout_g - 1 (never read there).
-Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bool lanes, bool pad_co,
+Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bool lanes, bool pad_co, int block,
                                      const std::string& name) {
-  const int co_ = static_cast<int>(s.cout_g) * (pad_co && !lanes ? 2 : 1), ci_ = static_cast<int>(s.cin_g), kx_ = static_cast<int>(s.k_w),
-            ky_ = static_cast<int>(s.k_h), g_ = static_cast<int>(s.G), b_ = static_cast<int>(s.B);
-  Halide::Buffer<float> dense = lanes ? Halide::Buffer<float>({co_, g_, ci_, kx_, ky_, b_}, name)
-                                      : Halide::Buffer<float>({co_, ci_, kx_, ky_, g_, b_}, name);
-  // Viewed in one order, (co, ci, kx, ky, g, b), whatever the storage.
-  // (transposed: old dim k goes to index order[k])
-  Halide::Buffer<float> p = lanes ? dense.transposed(std::vector<int>{0, 4, 1, 2, 3, 5}) : dense;
-  if (static_cast<int64_t>(co_) != s.cout_g) p.fill(0.0f);
+  const int co_ = static_cast<int>(s.cout_g) * (pad_co && !lanes ? 2 : 1), ci_ = static_cast<int>(s.cin_g),
+            kx_ = static_cast<int>(s.k_w), ky_ = static_cast<int>(s.k_h), g_ = static_cast<int>(s.G),
+            b_ = static_cast<int>(s.B);
+  Halide::Buffer<float> dense =
+      lanes       ? Halide::Buffer<float>({co_, g_, ci_, kx_, ky_, b_}, name)
+      : block > 0 ? Halide::Buffer<float>({block, ci_, kx_, ky_, co_ / block, g_, b_}, name)
+                  : Halide::Buffer<float>({co_, ci_, kx_, ky_, g_, b_}, name);
+  if (static_cast<int64_t>(co_) != s.cout_g) dense.fill(0.0f);
   // ONNX order: (B,) Cout, Cin_g, (KH,) KW, dense.
   for (int64_t b = 0; b < s.B; ++b)
     for (int64_t gg = 0; gg < s.G; ++gg)
@@ -169,8 +169,12 @@ Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bo
           for (int64_t y = 0; y < s.k_h; ++y)
             for (int64_t x = 0; x < s.k_w; ++x) {
               const int64_t src = (((b * s.cout + gg * s.cout_g + o) * s.cin_g + i) * s.k_h + y) * s.k_w + x;
-              p(static_cast<int>(o), static_cast<int>(i), static_cast<int>(x), static_cast<int>(y),
-                static_cast<int>(gg), static_cast<int>(b)) = w.f[static_cast<size_t>(src)];
+              const float v = w.f[static_cast<size_t>(src)];
+              const int O = static_cast<int>(o), I = static_cast<int>(i), X = static_cast<int>(x),
+                        Y = static_cast<int>(y), G = static_cast<int>(gg), B = static_cast<int>(b);
+              if (lanes) dense(O, G, I, X, Y, B) = v;
+              else if (block > 0) dense(O % block, I, X, Y, O / block, G, B) = v;
+              else dense(O, I, X, Y, G, B) = v;
             }
   return dense;
 }
@@ -273,6 +277,15 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
       choice.explanation += "; " + tc.reason;
     }
   }
+  // Reduction blocks where a register tile's weights would be read from
+  // memory once per output row.
+  if (channels && !choice.from_record) {
+    const batchconv_gen::ReductionBlocks rb = batchconv_gen::choose_reduction_blocks(q, choice.schedule, facts);
+    if (rb.channels > 0) {
+      choice.schedule.ch_ci_block = rb.channels;
+      choice.explanation += "; " + rb.reason;
+    }
+  }
   // Depthwise lanes convs (one channel per group) take the depthwise form:
   // taps unrolled, weights in registers along the row, no padded copy.
   batchconv_gen::DepthwiseTiles dw;
@@ -297,17 +310,42 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     xi.push_back(X);
     wi.push_back(kx);
     in6(X, Y, ci, g, N, B) = read(x, xi);
+    // The channels family's weights are packed as its register tiles read
+    // them: output channels innermost, in blocks of one vector, each block
+    // holding all its taps, (co % vec, ci, kx, ky, co / vec, g), so that a
+    // tile's weights for a run of taps are a few dense streams. Packed with
+    // the output channel innermost over the whole Cout_g, a 512-channel
+    // conv's weights for one step of the reduction sat 2 KB apart and a
+    // block of 16 input channels' taps on 144 pages: a 512 -> 512 3x3 at
+    // 7 x 7 ran 2.5x slower, 256 -> 256 at 14 x 14 2x
+    // (benchmarks/results-weight-blocks-2026-12-07.md). A Cout_g that is not
+    // a whole number of vectors keeps the plain order. The lanes family
+    // reads (channel, group) lanes: (co, g, ci, kx, ky).
+    const int vec = facts.vector_floats;
+    const int block = channels && vec > 1 && s.cout_g % vec == 0 ? vec : 0;
     if ((channels || lanes) && w.constant && w.constant->is_float() &&
         static_cast<int64_t>(w.constant->f.size()) == w.numel()) {
-      // Baked weights of the channels and lanes families are packed here,
-      // once, as their register tiles read them: the output channel
-      // innermost, (co, ci, kx, ky, g), or the (channel, group) lane, (co, g, ci, kx, ky).
+      // Baked: packed here, once.
       const int chunk = choice.schedule.ch_task_channels;
       const bool pad_co = channels && chunk > 0 && s.cout_g % chunk != 0;
       Halide::Buffer<float> p =
-          packed_weights(*w.constant, s, lanes, pad_co, cx.unique_c_name("c_" + n.name + "_wpacked"));
+          packed_weights(*w.constant, s, lanes, pad_co, block, cx.unique_c_name("c_" + n.name + "_wpacked"));
       if (lanes) w6(kx, ky, ci, co, g, B) = p(co, g, ci, kx, ky, B);
+      else if (block > 0) w6(kx, ky, ci, co, g, B) = p(co % block, ci, kx, ky, co / block, g, B);
       else w6(kx, ky, ci, co, g, B) = p(co, ci, kx, ky, g, B);
+    } else if (block > 0) {
+      // Runtime weights: packed once per call, in the same blocks.
+      Var cv("cv"), cb("cb");
+      std::vector<Expr> wb;
+      if (batched) wb.push_back(B);
+      wb.push_back(g * i32(s.cout_g) + cb * block + cv);
+      wb.push_back(ci);
+      if (two_d) wb.push_back(ky);
+      wb.push_back(kx);
+      Func wt(cx.unique_c_name("f_" + n.name + "_wblocks"));
+      wt(cv, ci, kx, ky, cb, g, B) = read(w, wb);
+      wt.compute_root();
+      w6(kx, ky, ci, co, g, B) = wt(co % block, ci, kx, ky, co / block, g, B);
     } else {
       w6(kx, ky, ci, co, g, B) = read(w, wi);
       // Runtime weights: packed once per call.

@@ -125,6 +125,24 @@ TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, c
   return r;
 }
 
+ReductionBlocks choose_reduction_blocks(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& t) {
+  ReductionBlocks r;
+  const int64_t vec = t.vector_floats;
+  if (s.family != ConvFamily::Channels || vec <= 1 || !p.extents_known || p.cin_g < 2 * vec) return r;
+  const int64_t columns = fitted_row_columns(p, s, t);
+  const int64_t tile = vec * (columns > 0 ? 2 : s.ch_vectors);
+  const int64_t weights = p.cin_g * p.kernel_w * p.kernel_h * tile * 4;
+  const int64_t rows = std::min<int64_t>(p.out_h, std::max(1, s.ch_task_rows));
+  const int64_t accumulators = rows * p.out_w * tile * 4;
+  if (weights * 4 <= int64_t{t.l2_kb} * 1024 || accumulators * 2 > int64_t{t.l1_kb} * 1024) return r;
+  r.channels = static_cast<int>(vec);
+  r.reason = "reduction blocks of " + std::to_string(vec) + " input channels: a tile's weights " +
+             std::to_string(weights / 1024) + " KB > L2 " + std::to_string(t.l2_kb) + " KB / 4, its task's " +
+             std::to_string(rows) + " x " + std::to_string(p.out_w) + " accumulators " +
+             std::to_string(accumulators / 1024) + " KB <= L1 " + std::to_string(t.l1_kb) + " KB / 2";
+  return r;
+}
+
 DepthwiseTiles choose_depthwise_tiles(const ConvProblem& p, const TargetFacts& t) {
   DepthwiseTiles d;
   const int64_t vec = t.vector_floats;

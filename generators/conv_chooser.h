@@ -64,6 +64,20 @@ struct TaskChannels {
 };
 TaskChannels choose_task_channels(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
 
+// The input channels per reduction block (schedule field ch_ci_block) for
+// problem `p` run with point `s` (defaults and task channels filled in),
+// and why: a vector's worth where one register tile's weights (Cin_g x taps
+// x the tile's channels) pass a quarter of L2, so that each task reads them
+// from memory once and keeps each block in L1 for all its rows, and where
+// the task's accumulators of one channel tile fit half of L1 (7 x 7 and
+// smaller maps of 256 and more channels: a 512 -> 512 3x3 at 7 x 7 read
+// each tile's 590 KB of weights once per row without it); else 0.
+struct ReductionBlocks {
+  int channels = 0;
+  std::string reason;
+};
+ReductionBlocks choose_reduction_blocks(const ConvProblem& p, const ConvSchedule& s, const TargetFacts& target);
+
 // The depthwise form of the lanes family (conv_schedule_cpu_depthwise.h):
 // a 2-D conv of Cin_g = Cout_g = 1 with at least a vector of groups, every
 // extent known (the model compiler). Its register tile is one vector of

@@ -70,27 +70,41 @@ inline void schedule_channels_tile(ConvFuncs& f, Halide::Stage block, Halide::St
   const ConvVars& v = f.v;
   const TailStrategy shift = TailStrategy::ShiftInwards;
   Var co("co"), ci("ci"), xo("xo"), xi("xi");
-  block.split(channel, co, ci, k.vec * k.vectors, shift)
-      .split(v.x, xo, xi, k.columns, shift)
-      .reorder(ci, xi, xo, co, row);
+  block.split(channel, co, ci, k.vec * k.vectors, shift).split(v.x, xo, xi, k.columns, shift);
+  // With reduction blocks the conv is computed per channel tile over all of
+  // the task's rows, so the rows run inside the channel tiles.
+  if (ci_block > 0) block.reorder(ci, xi, xo, row, co);
+  else block.reorder(ci, xi, xo, co, row);
   if (k.vec > 1) block.vectorize(ci, k.vec);
   block.unroll(ci).unroll(xi);
   if (!conv_too) return;
 
   Var cv("cv"), cu("cu");
   if (ci_block > 0) {
-    // The accumulators of a whole row of tiles (computed at the channel
-    // tile); the reduction in blocks of ci_block input channels, each block
-    // swept over all x tiles of the row, so its weights stay in L1.
-    init.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x);
+    // The accumulators of every tile of the task's channel tile, all its
+    // rows and columns (computed at the channel tile, channels innermost);
+    // the reduction in blocks of ci_block input channels, each block swept
+    // over all of those tiles, so its taps' weights are read from memory
+    // once per task and then from L1. Without it a small map of many
+    // channels (7 x 7, 512 -> 512) streamed each tile's weights, larger
+    // than L2, once per output row.
+    init.split(v.c, cu, cv, k.vec).reorder(cv, cu, v.x, v.y);
     if (k.vec > 1) init.vectorize(cv);
     init.unroll(cu);
     Var xo("rxo"), xi("rxi");
     RVar rzo("rzo"), rzi("rzi");
     update.split(v.c, cu, cv, k.vec)
         .split(v.x, xo, xi, k.columns, TailStrategy::RoundUp)
-        .split(f.r[2], rzo, rzi, ci_block, TailStrategy::GuardWithIf)
-        .reorder(cv, cu, xi, rzi, f.r[0], f.r[1], xo, rzo, v.y);
+        .split(f.r[2], rzo, rzi, ci_block, TailStrategy::GuardWithIf);
+    if (f.input_block > 0 && ci_block > f.input_block) {
+      // A staged input (blocks of input_block channels): one block over
+      // every tap, then the next, inside each reduction block.
+      RVar rzio("rzio"), rzii("rzii");
+      update.split(rzi, rzio, rzii, f.input_block)
+          .reorder(cv, cu, xi, rzii, f.r[0], f.r[1], rzio, xo, v.y, rzo);
+    } else {
+      update.reorder(cv, cu, xi, rzi, f.r[0], f.r[1], xo, v.y, rzo);
+    }
     if (k.vec > 1) update.vectorize(cv);
     update.unroll(cu).unroll(xi);
     if (unroll_kx) update.specialize(f.geo.kernel_w == 3).unroll(f.r[0]);

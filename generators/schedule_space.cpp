@@ -31,7 +31,8 @@ const std::vector<ConvScheduleField>& conv_schedule_fields() {
       {"ch_task_channels", &ConvSchedule::ch_task_channels, 0, 65536,
        "channels: output channels per parallel task (0: all of a group's)"},
       {"ch_unroll_kx", &ConvSchedule::ch_unroll_kx, 0, 1, "channels: unroll 3-tap kernel rows (1) or not (0)"},
-      {"ch_ci_block", &ConvSchedule::ch_ci_block, 0, 4096, "channels: input channels per reduction block (0: none)"},
+      {"ch_ci_block", &ConvSchedule::ch_ci_block, 0, 4096,
+       "channels: input channels per reduction block over a task's tiles (0: none)"},
       {"ch_blocked", &ConvSchedule::ch_blocked, 0, 1,
        "channels: 1 = x staged in channel blocks, tiles stored straight into y"},
       {"ch_direct", &ConvSchedule::ch_direct, 0, 1,
@@ -131,9 +132,11 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // shape and the threads, splits them (choose_task_channels).
   set_default(s.ch_task_channels, 0, -1);
   set_default(s.ch_unroll_kx, 0, -1);
-  // Reduction blocks (weights of a block kept in L1 across a row's tiles)
-  // measured no faster on 64 -> 64 at 56x56 (8, 16 channels: 125 against
-  // 123 GFLOP/s per core, JIT, loaded machine): off by default, a tunable.
+  // Reduction blocks (weights of a block kept in L1 across a task's tiles)
+  // pay where a tile's weights outgrow L2 (choose_reduction_blocks, the
+  // model compiler's small maps of many channels); on 64 -> 64 at 56x56 they
+  // measured no faster (125 against 123 GFLOP/s per core, JIT): off by
+  // default, a tunable.
   set_default(s.ch_ci_block, 0, -1);
   // Off unless asked: the AOT kernels *_channels_blocked set it.
   set_default(s.ch_blocked, 0, -1);
@@ -143,7 +146,7 @@ ConvSchedule fill_defaults(const ConvSchedule& in, const TargetFacts& t) {
   // 64 -> 64 3x3 at 56x56 and 1x1 convs 1.0-1.1x; a 7x7 map 0.95-1.1x (JIT,
   // AMD EPYC Zen 4, 2 threads, interleaved). The copy-out form is a tunable,
   // and the form a reduction blocked by input channels needs.
-  set_default(s.ch_direct, s.ch_ci_block > 0 ? 0 : 1, -1);
+  set_default(s.ch_direct, 1, -1);
   // Tiles fitted to the row: a 4 x 6 tile computes 60 columns of a 56-wide
   // row and 24 of seed 2's 22. In kernels of run-time shapes the fitted
   // tiles took 64 -> 64 3x3 at 56x56 from 20.3 to 19.1 ms channels-last,
@@ -244,13 +247,9 @@ std::string validate_conv_schedule(const ConvSchedule& s, const TargetFacts& t) 
              " (the widest register tile) on " + t.name;
     }
   }
-  if (s.ch_blocked == 1 && s.ch_ci_block > 0) {
-    return "ch_ci_block=" + std::to_string(s.ch_ci_block) +
-           " needs ch_blocked=0 (a blocked kernel blocks its reduction by its input blocks)";
-  }
-  if (s.ch_direct == 1 && s.ch_ci_block > 0) {
-    return "ch_ci_block=" + std::to_string(s.ch_ci_block) +
-           " needs ch_direct=0 (a reduction blocked by input channels keeps a row of tiles in a block)";
+  if (s.ch_blocked == 1 && s.ch_ci_block > 0 && s.ch_ci_block % t.vector_floats != 0) {
+    return "ch_ci_block=" + std::to_string(s.ch_ci_block) + " must be a multiple of " +
+           std::to_string(t.vector_floats) + " (a blocked kernel's input block) with ch_blocked=1 on " + t.name;
   }
   if (s.family == ConvFamily::Gpu || t.gpu) return validate_gpu_fields(s, t);
   return "";

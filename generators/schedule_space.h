@@ -79,8 +79,9 @@ struct ConvSchedule {
                               // multiple of the vector, at least the widest tile (max(ch_vectors, 2)
                               // vectors); a group narrower than it is one task
   int ch_unroll_kx = -1;  // 1: unroll 3-tap rows; 0: never; -1: default
-  int ch_ci_block = -1;   // input channels per reduction block, the x tiles of a
-                          // row inside each block (weights stay in L1); 0: none
+  int ch_ci_block = -1;   // input channels per reduction block, every tile of a
+                          // task's channel tile (all its rows) inside each block
+                          // (the block's weights stay in L1); 0: none
   int ch_blocked = -1;  // 1: x staged in blocks of a vector of channels (nChw16c),
                         // tiles stored straight into y (any strides; dense
                         // copies and stores for channels-last x and y); 0: no

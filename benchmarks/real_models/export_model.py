@@ -10,16 +10,33 @@ Writes into <dir>:
   expected.f64   the network's output computed in float64 by PyTorch, raw float64
   shapes.txt     "input <dims>" and "output <dims>" lines
 
+<model> is a torchvision network, or convs<C>x<H> (e.g. convs512x7): three 3x3 convs of C -> C
+channels with ReLU on an H x H map, a ResNet stage's layers alone (input (batch, C, H, H)).
+
 Weights are torchvision's random initialisation; BatchNorm statistics are calibrated by a
 few training-mode passes over random inputs (cumulative averages), so that activations keep
 their scale through the network and a relative error means something.
 """
 import argparse
 import os
+import re
 import sys
 
 import torch
 import torchvision
+
+
+def conv_stack(name):
+    """convs<C>x<H>: the three-conv stack, and its input's (C, H, W); None for other names."""
+    m = re.fullmatch(r"convs(\d+)x(\d+)", name)
+    if not m:
+        return None
+    c, h = int(m.group(1)), int(m.group(2))
+    torch.manual_seed(0)
+    layers = []
+    for _ in range(3):
+        layers += [torch.nn.Conv2d(c, c, 3, padding=1), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers).eval(), (c, h, h)
 
 
 def build(name):
@@ -50,9 +67,10 @@ def main():
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    model = build(a.model)
+    stack = conv_stack(a.model)
+    model, chw = stack if stack else (build(a.model), (3, 224, 224))
     torch.manual_seed(a.seed + 1)
-    x = torch.randn(a.batch, 3, 224, 224)
+    x = torch.randn(a.batch, *chw)
     dyn = {"input": {0: "batch"}, "output": {0: "batch"}} if a.dynamic_batch else None
     torch.onnx.export(model, x, os.path.join(a.dir, "model.onnx"), opset_version=a.opset,
                       input_names=["input"], output_names=["output"], dynamic_axes=dyn)
