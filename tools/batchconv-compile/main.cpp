@@ -77,7 +77,7 @@ const char* kUsage =
     "                             compiled in parallel into the one library (Halide's compile\n"
     "                             time grows faster than the pipeline's depth); cuts fall only\n"
     "                             between stored conv or pool results; 0: one pipeline. Not\n"
-    "                             with --dynamic-batch, --weights=runtime or a GPU target\n"
+    "                             with --weights=runtime or a GPU target\n"
     "  --list-ops                 print the ops the compiler lowers and exit\n"
     "  --help, --version\n";
 
