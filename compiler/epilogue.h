@@ -12,9 +12,10 @@ namespace batchconv::compiler {
 
 struct Epilogue {
   std::vector<const ir::Node*> nodes;
-  std::vector<size_t> chained;  // the input slot at which each node reads the chain's value
+  const ir::Value* producer_value = nullptr;  // the producer's output, the chain's first value
 
-  // The chain's arithmetic on `value`, the producer's element at ONNX index
+  // The chain's arithmetic on `value`, the producer's element (each node
+  // reads the chain's earlier values at the element: x * Sigmoid(x) too) at ONNX index
   // `idx` of its output of shape `shape`.
   Halide::Expr apply(LoweringContext& cx, Halide::Expr value, const std::vector<int64_t>& shape,
                      const std::vector<Halide::Expr>& idx) const;

@@ -13,6 +13,32 @@ bool is_producer(const ir::Node& n) {
   return n.domain == "batchconv" && n.op_type == "BatchedWeightConv";
 }
 
+// The two readers of v in v * act(v), act a one-input elementwise node
+// read only by the Mul, neither a graph output; {nullptr, nullptr} otherwise.
+struct SelfGate {
+  const ir::Node* act = nullptr;
+  const ir::Node* mul = nullptr;
+};
+
+SelfGate self_gate(const ir::Value& v) {
+  if (v.uses.size() != 2) return {};
+  for (int a = 0; a < 2; ++a) {
+    const ir::Node* act = v.uses[a].node;
+    const ir::Node* mul = v.uses[1 - a].node;
+    if (act->dead || mul->dead || !is_elementwise(*act) || act->inputs.size() != 1 || act->outputs.size() != 1 ||
+        !act->outputs[0])
+      continue;
+    const ir::Value* gated = act->outputs[0];
+    if (gated->is_graph_output || gated->uses.size() != 1 || gated->uses[0].node != mul) continue;
+    if (mul->op_type != "Mul" || !is_elementwise(*mul) || mul->inputs.size() != 2 || mul->outputs.size() != 1 ||
+        !mul->outputs[0])
+      continue;
+    const bool pair = (mul->inputs[0] == &v && mul->inputs[1] == gated) || (mul->inputs[1] == &v && mul->inputs[0] == gated);
+    if (pair) return {act, mul};
+  }
+  return {};
+}
+
 }  // namespace
 
 void plan_fusions(LoweringContext& cx) {
@@ -30,7 +56,16 @@ void plan_fusions(LoweringContext& cx) {
     };
     std::vector<const ir::Node*> chain;
     const ir::Value* value = n.outputs[0];
-    while (!value->is_graph_output && value->uses.size() == 1) {
+    while (!value->is_graph_output) {
+      // v * act(v) (SiLU as exported: Sigmoid, then Mul): both readers join.
+      if (const SelfGate gate = self_gate(*value); gate.act) {
+        if (cx.options().relu_epilogues_only) break;
+        chain.push_back(gate.act);
+        chain.push_back(gate.mul);
+        value = gate.mul->outputs[0];
+        continue;
+      }
+      if (value->uses.size() != 1) break;
       const ir::Use& use = value->uses[0];
       const ir::Node* user = use.node;
       if (user->dead || !is_elementwise(*user) || static_cast<size_t>(use.index) >= elementwise_operands(*user)) break;

@@ -3,7 +3,8 @@
 //
 // A conv (Conv or batchconv.BatchedWeightConv), Gemm or MatMul takes an
 // epilogue (epilogue.h): the chain of elementwise nodes (elementwise.h) after it, each the only reader of the
-// value before it, none of those values a graph output: activations (Relu,
+// value before it (or the pair x * act(x), SiLU as PyTorch exports it:
+// Sigmoid and the Mul, the two readers of x), none of those values a graph output: activations (Relu,
 // LeakyRelu, Clip, Sigmoid, Tanh, ...), an inference BatchNormalization
 // with runtime statistics, and arithmetic with another tensor (a residual
 // Add, a per-channel Mul). Their arithmetic is applied as the producer's

@@ -172,6 +172,47 @@ g (float[1, 8, 6, 7] x, float[16, 8, 3, 3] w) => (float[1, 16, 6, 7] r, float[1,
   EXPECT_EQ(epilogue_of(l, "Conv"), "Relu -> 'r'") << all(l);
 }
 
+// SiLU as PyTorch exports it (x * Sigmoid(x): the conv's result read by the
+// Sigmoid and the Mul) joins as a pair, either operand order, the chain going
+// on after it; after a depthwise conv and a Gemm too; x * HardSigmoid(x).
+TEST(Epilogue, SelfGatedActivationsJoinAsAPair) {
+  const std::vector<std::string> l = check(R"(
+g (float[2, 16, 9, 11] x, float[32, 16, 3, 3] w, float[32] b, float[2, 32, 9, 11] r, float[32, 1, 5, 5] wd,
+   float[5, 30] p, float[40, 30] wg) => (float[2, 32, 9, 11] y, float[2, 32, 9, 11] z, float[5, 40] u) {
+  c = Conv<pads = [1, 1, 1, 1]>(x, w, b)
+  sg = Sigmoid(c)
+  si = Mul(sg, c)
+  y = Add(si, r)
+  d = Conv<group = 32, pads = [2, 2, 2, 2]>(y, wd)
+  hs = HardSigmoid<alpha = 0.25>(d)
+  z = Mul(d, hs)
+  h = Gemm<transB = 1>(p, wg)
+  hg = Sigmoid(h)
+  u = Mul(h, hg)
+})");
+  EXPECT_EQ(epilogue_of(l, "Conv"), "Sigmoid -> 'sg', Mul -> 'si', Add -> 'y'") << all(l);
+  EXPECT_EQ(epilogue_of(l, "Conv_1"), "HardSigmoid -> 'hs', Mul -> 'z'") << all(l);
+  EXPECT_EQ(epilogue_of(l, "Gemm"), "Sigmoid -> 'hg', Mul -> 'u'") << all(l);
+}
+
+// Not a pair where the Sigmoid's result is read by a third node, or is a
+// graph output: nothing joins.
+TEST(Epilogue, SelfGateWithAnotherReaderDoesNotJoin) {
+  const std::vector<std::string> l = check(R"(
+g (float[1, 8, 6, 7] x, float[16, 8, 3, 3] w, float[16, 8, 3, 3] w2) => (float[1, 16, 6, 7] y, float[1, 16, 6, 7] t,
+   float[1, 16, 6, 7] z, float[1, 16, 6, 7] s2) {
+  c = Conv<pads = [1, 1, 1, 1]>(x, w)
+  s = Sigmoid(c)
+  y = Mul(c, s)
+  t = Tanh(s)
+  c2 = Conv<pads = [1, 1, 1, 1]>(x, w2)
+  s2 = Sigmoid(c2)
+  z = Mul(c2, s2)
+})");
+  EXPECT_EQ(epilogue_of(l, "Conv"), "") << all(l);
+  EXPECT_EQ(epilogue_of(l, "Conv_1"), "") << all(l);
+}
+
 // At a value read twice: nothing joins.
 TEST(Epilogue, StopsAtAValueReadTwice) {
   const std::vector<std::string> l = check(R"(
