@@ -107,8 +107,6 @@ std::string Space::reject_reason(const ConvSchedule& in) const {
     if (s.ch_blocked == 1 && p_.cin_g < vec)
       return "ch_blocked=1 with Cin_g=" + std::to_string(p_.cin_g) + " under a block of " + std::to_string(vec) +
              " channels";
-    if (s.ch_direct == 1 && s.ch_ci_block > 0)
-      return "ch_direct=1 with ch_ci_block=" + std::to_string(s.ch_ci_block);
     if (s.ch_ci_block > 0 && s.ch_ci_block >= p_.cin_g)
       return "ch_ci_block=" + std::to_string(s.ch_ci_block) + " does not split Cin_g=" + std::to_string(p_.cin_g);
     // Cache: one tile's weights (taps x its channel vectors) should sit in L2.
