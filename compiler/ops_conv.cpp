@@ -179,9 +179,46 @@ Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bo
   return dense;
 }
 
+// Squeeze-excite's channel scale: a 1x1 conv (one group, stride 1, no
+// padding, baked weights) reading Mul(a, scale), a stored (N, C, H, W) a
+// times a (N or 1, C, 1, 1) scale, is computed as a conv of a itself with
+// the scale folded into per-image weights, W[co, ci] * scale[n, ci]: the
+// conv reads a in place, and no pass writes a * scale first. Exact up to
+// rounding. Taken where the weights are smaller than the activation they
+// would scale (Cout < H x W): at 7 x 7 a 1152 -> 320 conv's weights are
+// seven times the activation. N > 1 becomes a batched-weight conv of one
+// image per task (B = N). Not with a run-time batch (--dynamic-batch).
+struct ChannelScale {
+  const LTensor* a = nullptr;      // the scaled activation, (N, C, H, W)
+  const LTensor* scale = nullptr;  // (N or 1, C, 1, 1)
+};
+
+ChannelScale channel_scale(const LoweringContext& cx, const ir::Node& n, const ConvShape& s) {
+  const LTensor& w = cx.input(n, 1);
+  const ir::Value* xv = n.inputs[0];
+  if (s.batched || s.spatial != 2 || s.G != 1 || s.k_w != 1 || s.k_h != 1 || s.s_w != 1 || s.s_h != 1 ||
+      s.p_w != 0 || s.p_h != 0 || s.out_w != s.in_w || s.out_h != s.in_h || !w.constant || !w.constant->is_float() ||
+      static_cast<int64_t>(w.constant->f.size()) != w.numel() || cx.options().batch2_shapes ||
+      cx.options().rows_family_only || s.cout_g >= s.out_w * s.out_h || !xv || !xv->producer)
+    return {};
+  const ir::Node& mul = *xv->producer;
+  if (!(mul.domain.empty() || mul.domain == "ai.onnx") || mul.op_type != "Mul" || mul.inputs.size() != 2 ||
+      cx.is_fused(&mul) || !mul.inputs[0] || !mul.inputs[1] || !cx.has(mul.inputs[0]) || !cx.has(mul.inputs[1]))
+    return {};
+  for (int k = 0; k < 2; ++k) {
+    const LTensor& a = cx.at(mul.inputs[k]);
+    const LTensor& sc = cx.at(mul.inputs[1 - k]);
+    const std::vector<int64_t> want_n = {s.N, s.C, 1, 1}, want_1 = {1, s.C, 1, 1};
+    if (a.shape == cx.input(n, 0).shape && a.cheap && !a.constant && (sc.shape == want_n || sc.shape == want_1))
+      return {&a, &sc};
+  }
+  return {};
+}
+
 void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
-  const ConvShape s = conv_shape(cx, n, batched);
-  const LTensor& x = cx.input(n, 0);
+  ConvShape s = conv_shape(cx, n, batched);
+  const ChannelScale fold = cx.target().has_gpu_feature() ? ChannelScale{} : channel_scale(cx, n, s);
+  const LTensor& x = fold.a ? *fold.a : cx.input(n, 0);
   const LTensor& w = cx.input(n, 1);
   const LTensor* bias = cx.optional_input(n, 2);
   const bool two_d = s.spatial == 2;
@@ -197,13 +234,19 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   // The epilogue the fusion plan (fusion_plan.h) put inside this conv: its
   // last value is the conv's storage, so a Conv -> ... -> Relu graph output
   // is still written in place.
+  // Folded: one image per task, its own weights (B = N, N = 1).
+  const int64_t images = s.N;
+  if (fold.a) {
+    s.B = images;
+    s.N = 1;
+  }
   const Epilogue epilogue = fitted_epilogue(cx, n, shape);
   const ir::Value* result = epilogue.result(n);
   // The project's one chooser picks the family and point for this conv, or
   // a tuning database's record of its shape does. The problem is keyed as
   // the runtime keys a call (conv_path.cpp): NCHW activations.
   batchconv_gen::ConvProblem q;
-  q.op = batched ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
+  q.op = batched || s.B > 1 ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
   q.batch = s.B;
   q.n = s.N;
   q.groups = s.G;
@@ -237,6 +280,10 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     choice.from_record = false;
     choice.explanation = "rows family only (the baseline)";
   }
+  if (fold.a && choice.schedule.family != batchconv_gen::ConvFamily::Channels)
+    cx.fail(n, "internal: the squeeze-excite fold expects the channels family, the chooser took " +
+                   std::string(batchconv_gen::family_name(choice.schedule.family)));
+  if (fold.a) choice.explanation += "; squeeze-excite scale folded into per-image weights";
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
   const bool lanes = choice.schedule.family == batchconv_gen::ConvFamily::Lanes;
   // The chooser's channels convs with a vector of input channels per group
@@ -302,7 +349,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   {
     std::vector<Expr> xi, wi;
     if (batched) xi.push_back(B), wi.push_back(B);
-    xi.push_back(N);
+    xi.push_back(fold.a ? Expr(B) : Expr(N));
     xi.push_back(g * i32(s.cin_g) + ci);
     wi.push_back(g * i32(s.cout_g) + co);
     wi.push_back(ci);
@@ -323,7 +370,28 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     // reads (channel, group) lanes: (co, g, ci, kx, ky).
     const int vec = facts.vector_floats;
     const int block = channels && vec > 1 && s.cout_g % vec == 0 ? vec : 0;
-    if ((channels || lanes) && w.constant && w.constant->is_float() &&
+    if (fold.a) {
+      // Baked and packed here once; scaled per image in each call.
+      const int chunk = choice.schedule.ch_task_channels;
+      const bool pad_co = chunk > 0 && s.cout_g % chunk != 0;
+      ConvShape one = s;
+      one.B = 1;
+      Halide::Buffer<float> p =
+          packed_weights(*w.constant, one, false, pad_co, block, cx.unique_c_name("c_" + n.name + "_wpacked"));
+      Var cv("cv"), cb("cb");
+      const Expr image = fold.scale->shape[0] == 1 ? Expr(0) : Expr(B);
+      Func wt(cx.unique_c_name("f_" + n.name + "_wscaled"));
+      if (block > 0) {
+        wt(cv, ci, kx, ky, cb, g, B) = p(cv, ci, kx, ky, cb, g, 0) * read(*fold.scale, {image, ci, Expr(0), Expr(0)});
+        wt.compute_root().vectorize(cv, block);
+        w6(kx, ky, ci, co, g, B) = wt(co % block, ci, kx, ky, co / block, g, B);
+      } else {
+        wt(co, ci, kx, ky, g, B) = p(co, ci, kx, ky, g, 0) * read(*fold.scale, {image, ci, Expr(0), Expr(0)});
+        wt.compute_root();
+        if (vec > 1 && s.cout_g >= vec) wt.vectorize(co, vec, Halide::TailStrategy::GuardWithIf);
+        w6(kx, ky, ci, co, g, B) = wt(co, ci, kx, ky, g, B);
+      }
+    } else if ((channels || lanes) && w.constant && w.constant->is_float() &&
         static_cast<int64_t>(w.constant->f.size()) == w.numel()) {
       // Baked: packed here, once.
       const int chunk = choice.schedule.ch_task_channels;
@@ -383,7 +451,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     // The epilogue's arithmetic on each value as it is stored.
     std::vector<Expr> at;
     if (batched) at.push_back(v.b);
-    at.push_back(v.n);
+    at.push_back(fold.a ? Expr(v.b) : Expr(v.n));
     at.push_back(s.G == 1 ? Expr(v.c) : v.g * i32(s.cout_g) + v.c);
     if (two_d) at.push_back(v.y);
     at.push_back(v.x);
@@ -445,11 +513,12 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   Expr cg = s.G == 1 ? c : c % i32(s.cout_g);
   Expr gg = s.G == 1 ? Expr(0) : c / i32(s.cout_g);
   Func val = cx.func(n);
-  val(vars) = out6(idx.back(), two_d ? idx[lead + 2] : Expr(0), cg, gg, idx[lead], batched ? idx[0] : Expr(0));
+  if (fold.a) val(vars) = out6(idx.back(), idx[lead + 2], cg, gg, 0, idx[0]);
+  else val(vars) = out6(idx.back(), two_d ? idx[lead + 2] : Expr(0), cg, gg, idx[lead], batched ? idx[0] : Expr(0));
   LTensor t = make_tensor(val, shape);
   t.storage = out6;
   t.storage_extents = {s.out_w, s.out_h, s.cout_g, s.G, s.N, s.B};
-  t.storage_batch_dim = batched ? -1 : 4;  // n
+  t.storage_batch_dim = batched ? -1 : fold.a ? 5 : 4;  // n (b where the images are tasks)
   epilogue.define(cx, n, t);
 }
 
