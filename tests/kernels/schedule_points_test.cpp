@@ -252,8 +252,10 @@ TEST_P(RandomPoints, ComputeTheSameFunction) {
 
 INSTANTIATE_TEST_SUITE_P(Slices, RandomPoints,
                          ::testing::Values(Slice{ConvFamily::Rows, 0, 2}, Slice{ConvFamily::Rows, 1, 2},
-                                           Slice{ConvFamily::Channels, 0, 3}, Slice{ConvFamily::Channels, 1, 3},
-                                           Slice{ConvFamily::Channels, 2, 3}, Slice{ConvFamily::Lanes, 0, 1}),
+                                           Slice{ConvFamily::Channels, 0, 6}, Slice{ConvFamily::Channels, 1, 6},
+                                           Slice{ConvFamily::Channels, 2, 6}, Slice{ConvFamily::Channels, 3, 6},
+                                           Slice{ConvFamily::Channels, 4, 6}, Slice{ConvFamily::Channels, 5, 6},
+                                           Slice{ConvFamily::Lanes, 0, 1}),
                          [](const ::testing::TestParamInfo<Slice>& i) {
                            return std::string(family_name(i.param.family)) + "_" + std::to_string(i.param.part);
                          });
