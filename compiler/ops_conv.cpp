@@ -187,7 +187,7 @@ Halide::Buffer<float> packed_weights(const ir::Tensor& w, const ConvShape& s, bo
 // rounding. Taken where the weights are smaller than the activation they
 // would scale (Cout < H x W): at 7 x 7 a 1152 -> 320 conv's weights are
 // seven times the activation. N > 1 becomes a batched-weight conv of one
-// image per task (B = N). Not with a run-time batch (--dynamic-batch).
+// image per task (B = N; with --dynamic-batch, B is the run-time batch).
 struct ChannelScale {
   const LTensor* a = nullptr;      // the scaled activation, (N, C, H, W)
   const LTensor* scale = nullptr;  // (N or 1, C, 1, 1)
@@ -198,8 +198,7 @@ ChannelScale channel_scale(const LoweringContext& cx, const ir::Node& n, const C
   const ir::Value* xv = n.inputs[0];
   if (s.batched || s.spatial != 2 || s.G != 1 || s.k_w != 1 || s.k_h != 1 || s.s_w != 1 || s.s_h != 1 ||
       s.p_w != 0 || s.p_h != 0 || s.out_w != s.in_w || s.out_h != s.in_h || !w.constant || !w.constant->is_float() ||
-      static_cast<int64_t>(w.constant->f.size()) != w.numel() || cx.options().batch2_shapes ||
-      cx.options().rows_family_only || s.cout_g >= s.out_w * s.out_h || !xv || !xv->producer)
+      static_cast<int64_t>(w.constant->f.size()) != w.numel() || cx.options().rows_family_only || s.cout_g >= s.out_w * s.out_h || !xv || !xv->producer)
     return {};
   const ir::Node& mul = *xv->producer;
   if (!(mul.domain.empty() || mul.domain == "ai.onnx") || mul.op_type != "Mul" || mul.inputs.size() != 2 ||
@@ -209,7 +208,10 @@ ChannelScale channel_scale(const LoweringContext& cx, const ir::Node& n, const C
     const LTensor& a = cx.at(mul.inputs[k]);
     const LTensor& sc = cx.at(mul.inputs[1 - k]);
     const std::vector<int64_t> want_n = {s.N, s.C, 1, 1}, want_1 = {1, s.C, 1, 1};
-    if (a.shape == cx.input(n, 0).shape && a.cheap && !a.constant && (sc.shape == want_n || sc.shape == want_1))
+    // With a run-time batch, a batched scale (one per image) holds 1 in its
+    // static shape; an unbatched one is shared.
+    if (a.shape == cx.input(n, 0).shape && a.cheap && !a.constant && (sc.shape == want_n || sc.shape == want_1) &&
+        (!sc.batched || a.batched))
       return {&a, &sc};
   }
   return {};
@@ -217,8 +219,7 @@ ChannelScale channel_scale(const LoweringContext& cx, const ir::Node& n, const C
 
 void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   ConvShape s = conv_shape(cx, n, batched);
-  const ChannelScale fold = cx.target().has_gpu_feature() ? ChannelScale{} : channel_scale(cx, n, s);
-  const LTensor& x = fold.a ? *fold.a : cx.input(n, 0);
+  ChannelScale fold = cx.target().has_gpu_feature() ? ChannelScale{} : channel_scale(cx, n, s);
   const LTensor& w = cx.input(n, 1);
   const LTensor* bias = cx.optional_input(n, 2);
   const bool two_d = s.spatial == 2;
@@ -234,19 +235,13 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   // The epilogue the fusion plan (fusion_plan.h) put inside this conv: its
   // last value is the conv's storage, so a Conv -> ... -> Relu graph output
   // is still written in place.
-  // Folded: one image per task, its own weights (B = N, N = 1).
-  const int64_t images = s.N;
-  if (fold.a) {
-    s.B = images;
-    s.N = 1;
-  }
   const Epilogue epilogue = fitted_epilogue(cx, n, shape);
   const ir::Value* result = epilogue.result(n);
   // The project's one chooser picks the family and point for this conv, or
   // a tuning database's record of its shape does. The problem is keyed as
   // the runtime keys a call (conv_path.cpp): NCHW activations.
   batchconv_gen::ConvProblem q;
-  q.op = batched || s.B > 1 ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
+  q.op = batched ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
   q.batch = s.B;
   q.n = s.N;
   q.groups = s.G;
@@ -271,8 +266,29 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
   q.lanes_allowed = s.cout_g > 0 && facts.vector_floats % s.cout_g == 0;
   q.extents_known = true;
   q.threads = cx.options().threads;
-  cx.conv_problems.push_back({ir::describe(&n), q});
   ConvScheduleChoice choice = choose_conv_schedule_tuned(q, cx.target(), cx.options().tuning, cx.where(n));
+  // Folded: one image per task, its own weights (B = N, N = 1), where the
+  // chooser takes the channels family for that problem too.
+  if (fold.a && choice.schedule.family == batchconv_gen::ConvFamily::Channels) {
+    batchconv_gen::ConvProblem qf = q;
+    qf.op = s.N > 1 ? batchconv_gen::ConvOp::BatchedWeight : batchconv_gen::ConvOp::Grouped;
+    qf.batch = s.N;
+    qf.n = 1;
+    ConvScheduleChoice cf = choose_conv_schedule_tuned(qf, cx.target(), cx.options().tuning, cx.where(n));
+    if (cf.schedule.family == batchconv_gen::ConvFamily::Channels) {
+      q = qf;
+      choice = cf;
+      s.B = s.N;
+      s.N = 1;
+      choice.explanation += "; squeeze-excite scale folded into per-image weights";
+    } else {
+      fold = {};
+    }
+  } else {
+    fold = {};
+  }
+  const LTensor& x = fold.a ? *fold.a : cx.input(n, 0);
+  cx.conv_problems.push_back({ir::describe(&n), q});
   if (cx.options().rows_family_only && choice.schedule.family != batchconv_gen::ConvFamily::Gpu) {
     batchconv_gen::ConvSchedule rows;
     rows.family = batchconv_gen::ConvFamily::Rows;
@@ -280,10 +296,6 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
     choice.from_record = false;
     choice.explanation = "rows family only (the baseline)";
   }
-  if (fold.a && choice.schedule.family != batchconv_gen::ConvFamily::Channels)
-    cx.fail(n, "internal: the squeeze-excite fold expects the channels family, the chooser took " +
-                   std::string(batchconv_gen::family_name(choice.schedule.family)));
-  if (fold.a) choice.explanation += "; squeeze-excite scale folded into per-image weights";
   const bool channels = choice.schedule.family == batchconv_gen::ConvFamily::Channels;
   const bool lanes = choice.schedule.family == batchconv_gen::ConvFamily::Lanes;
   // The chooser's channels convs with a vector of input channels per group
@@ -379,7 +391,7 @@ void lower_conv(LoweringContext& cx, const ir::Node& n, bool batched) {
       Halide::Buffer<float> p =
           packed_weights(*w.constant, one, false, pad_co, block, cx.unique_c_name("c_" + n.name + "_wpacked"));
       Var cv("cv"), cb("cb");
-      const Expr image = fold.scale->shape[0] == 1 ? Expr(0) : Expr(B);
+      const Expr image = fold.scale->shape[0] == 1 && !fold.scale->batched ? Expr(0) : Expr(B);
       Func wt(cx.unique_c_name("f_" + n.name + "_wscaled"));
       if (block > 0) {
         wt(cv, ci, kx, ky, cb, g, B) = p(cv, ci, kx, ky, cb, g, 0) * read(*fold.scale, {image, ci, Expr(0), Expr(0)});
