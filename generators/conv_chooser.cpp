@@ -40,18 +40,24 @@ ConvChoice choose_conv_schedule(const ConvProblem& p, const TargetFacts& t) {
   // and 27 taps while the channels family copied a block out per task.
   // In a compiled model (every extent known) the layout plan keeps a
   // channels-family result channels innermost for the convs that read it,
-  // so a short reduction over 16 or more input channels (MobileNet's and
+  // so a short reduction (MobileNet's and
   // EfficientNet's expand convs, 16-40 -> 96-240 channels 1x1) takes the
   // channels family there too: on the rows family its NCHW result made the
   // depthwise conv after it gather its inputs (a MobileNetV2 block 2.46 ->
   // 2.05 ms before the heap pool, benchmarks/results-real-models-2026-12-06-late.md).
-  const bool compiled_channels = p.extents_known && p.cin_g >= 16;
+  // So does every other conv with a vector of output channels there: the
+  // stems of 3 input channels (3x3 stride 2 into 32, 27 taps), whose NCHW
+  // result on the rows family made the depthwise conv after them gather
+  // channel vectors across planes, and the squeeze-excite 1x1 convs of few
+  // input channels. Batch 1, same-run A/B (AMD EPYC): mnasnet1_0 5.43 -> 4.79 ms, mobilenet_v2 8.74 -> 5.78,
+  // efficientnet_b0 9.71 -> 8.64 (benchmarks/results-real-models-2026-12-08.md).
+  const bool compiled_channels = p.extents_known;
   const int64_t min_taps = channels_last || compiled_channels ? 1 : 64;
   if (p.cout_g >= vec && taps >= min_taps) {
     c.schedule = default_conv_schedule(t, ConvFamily::Channels);
     c.reason = "channels: Cout_g " + std::to_string(p.cout_g) + " >= " + std::to_string(vec) + " lanes and " +
                (channels_last       ? std::string("channels-last tensors")
-                : compiled_channels ? std::to_string(p.cin_g) + " input channels in a compiled model"
+                : compiled_channels ? std::to_string(taps) + " taps in a compiled model"
                                     : std::to_string(taps) + " taps >= " + std::to_string(min_taps));
     return c;
   }

@@ -76,9 +76,11 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
       {"reshape between convs",
        "  s = Constant<value = int64[4] {2, 32, 11, 9}>()\n  t = Reshape(c1, s)\n  y = Conv<pads = [1, 1, 1, 1]>(t, w2)\n",
        "float[2, 32, 11, 9] y", "Reshape"},
-      // (A compiled 1x1 conv over 16 or more input channels per group takes
-      // the channels family: 8 per group here keeps the rows family.)
-      {"rows conv (1x1, 8 taps per group)", "  y = Conv<group = 4>(c1, pw)\n", "float[2, 64, 9, 11] y", "rows-family"},
+      // (A compiled conv with a vector of output channels per group takes
+      // the channels family, and one whose Cout_g divides no vector cannot
+      // take the lanes family: 6 per group keeps the rows family.)
+      {"rows conv (1x1, 6 output channels per group)", "  y = Conv<group = 8>(c1, pw)\n", "float[2, 48, 9, 11] y",
+       "rows-family"},
       {"graph output beside a conv", "  r = Relu(c1)\n  z = Conv<pads = [1, 1, 1, 1]>(r, w2)\n  y = Sigmoid(r)\n",
        "float[2, 32, 9, 11] y, float[2, 32, 9, 11] z", "graph output"},
   };
@@ -88,7 +90,7 @@ TEST(LayoutPlan, ReadersThatNeedNchwKeepIt) {
     w.add("w1", {32, 8, 3, 3});
     w.add("w2", {32, 32, 3, 3});
     w.add("gw", {5, 32 * 9 * 11});
-    w.add("pw", {64, 8, 1, 1});
+    w.add("pw", {48, 4, 1, 1});
     w.add("qw", {5, 32 * 4 * 5});
     const std::string text = std::string(kHeader) + w.signature("float[2, 8, 9, 11] x", b.output) +
                              "  c1 = Conv<pads = [1, 1, 1, 1]>(x, w1)\n" + b.body + "}\n";

@@ -46,7 +46,7 @@ endif()
 file(WRITE "${WORK}/empty.jsonl" "")
 compile("an empty database" 0 empty --tuning=${WORK}/empty.jsonl)
 expect_match("an empty database"
-             "${conv} for x86-64-linux: rows \\(chooser: [^|]*\\); no tuning record of batched_weight_conv \\[b=2 n=3 ")
+             "${conv} for x86-64-linux: channels \\(chooser: [^|]*\\); no tuning record of batched_weight_conv \\[b=2 n=3 ")
 set(avx2 --target=x86-64-linux-avx2-fma-f16c-sse41)
 compile("one target without --tuning" 0 plain_avx2 ${avx2})
 compile("one target, an empty database" 0 empty_avx2 ${avx2} --tuning=${WORK}/empty.jsonl)
