@@ -5,8 +5,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
 #include "Halide.h"
 #include "host_target.h"
+#include "layout_plan.h"
 #include "onnx/onnx_io.h"
 
 namespace batchconv::testing {
@@ -42,13 +45,42 @@ interp::TensorMap run_jit(compiler::LoweredModel& m, const ir::Model& model, con
 
 std::unique_ptr<ir::Model> parse(const std::string& text) { return io::parse_model(text, "test.onnxtxt"); }
 
-std::string baked(const std::string& name, int64_t rows, int64_t cols) {
+std::string baked_tensor(const std::string& name, const std::vector<int64_t>& dims) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::ostringstream v;
-  v << "float[" << rows << ", " << cols << "] " << name << " = {";
-  for (int64_t k = 0; k < rows * cols; ++k) v << (k ? "," : "") << u(rng);
+  int64_t count = 1;
+  v << "float[";
+  for (size_t k = 0; k < dims.size(); ++k) {
+    v << (k ? ", " : "") << dims[k];
+    count *= dims[k];
+  }
+  v << "] " << name << " = {";
+  for (int64_t k = 0; k < count; ++k) v << (k ? "," : "") << u(rng);
   return v.str() + "}";
+}
+
+std::string baked(const std::string& name, int64_t rows, int64_t cols) { return baked_tensor(name, {rows, cols}); }
+
+compiler::LoweredModel check_every_layout(const std::string& text) {
+  std::unique_ptr<ir::Model> m = parse(text);
+  compiler::LoweredModel last;
+  for (compiler::LayoutPolicy p :
+       {compiler::LayoutPolicy::Auto, compiler::LayoutPolicy::Nchw, compiler::LayoutPolicy::ChannelsLast}) {
+    compiler::LowerOptions o;
+    o.layouts = p;
+    compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
+    const uint64_t seed = std::random_device{}();
+    interp::TensorMap in = interp::random_inputs(*m, seed);
+    interp::TensorMap want = run_reference(*m, in);
+    interp::TensorMap got = run_jit(low, *m, in);
+    for (const auto& [name, w] : want) {
+      EXPECT_LE(interp::max_relative_difference(got.at(name), w), 1e-4)
+          << name << " seed " << seed << " layouts " << compiler::layout_policy_name(p) << "\n" << text;
+    }
+    last = std::move(low);
+  }
+  return last;
 }
 
 }  // namespace batchconv::testing

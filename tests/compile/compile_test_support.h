@@ -29,5 +29,13 @@ std::unique_ptr<ir::Model> parse(const std::string& text);
 // A baked initializer "float[r, c] name = {...}" in ONNX text, of fresh
 // uniform random values in [-1, 1].
 std::string baked(const std::string& name, int64_t rows, int64_t cols);
+// The same of any shape: "float[d0, d1, ...] name = {...}".
+std::string baked_tensor(const std::string& name, const std::vector<int64_t>& dims);
+
+// Lowers the model in ONNX text under every layout policy (auto, nchw,
+// nhwc), runs each through the JIT on fresh random inputs and checks it
+// against the reference interpreter (1e-4 relative, gtest expectations);
+// returns the last lowering.
+compiler::LoweredModel check_every_layout(const std::string& text);
 
 }  // namespace batchconv::testing

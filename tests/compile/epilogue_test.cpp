@@ -15,32 +15,12 @@
 namespace batchconv::testing {
 namespace {
 
-using compiler::LayoutPolicy;
 
 const char* kHeader = "<ir_version: 8, opset_import: [\"\" : 17, \"batchconv\" : 1]>\n";
 
 // Lowers under every layout policy and checks each against the interpreter;
 // returns the epilogue lines of the last.
-std::vector<std::string> check(const std::string& body) {
-  const std::string text = kHeader + body;
-  std::unique_ptr<ir::Model> m = parse(text);
-  std::vector<std::string> lines;
-  for (LayoutPolicy p : {LayoutPolicy::Auto, LayoutPolicy::Nchw, LayoutPolicy::ChannelsLast}) {
-    compiler::LowerOptions o;
-    o.layouts = p;
-    compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
-    const uint64_t seed = std::random_device{}();
-    interp::TensorMap in = interp::random_inputs(*m, seed);
-    interp::TensorMap want = run_reference(*m, in);
-    interp::TensorMap got = run_jit(low, *m, in);
-    for (const auto& [name, w] : want) {
-      EXPECT_LE(interp::max_relative_difference(got.at(name), w), 1e-4)
-          << name << " seed " << seed << " layouts " << compiler::layout_policy_name(p) << "\n" << text;
-    }
-    lines = low.epilogues;
-  }
-  return lines;
-}
+std::vector<std::string> check(const std::string& body) { return check_every_layout(kHeader + body).epilogues; }
 
 // The epilogue of the node named `node` ("" without one).
 std::string epilogue_of(const std::vector<std::string>& lines, const std::string& node) {

@@ -6,8 +6,6 @@
 // policy, against the reference interpreter; and which convs took the fold.
 #include <gtest/gtest.h>
 
-#include <random>
-#include <sstream>
 #include <string>
 
 #include "compile_test_support.h"
@@ -17,39 +15,12 @@
 namespace batchconv::testing {
 namespace {
 
-using compiler::LayoutPolicy;
 
-// "float[co, ci, 1, 1] name = {...}", uniform in [-1, 1].
-std::string baked_1x1(const std::string& name, int co, int ci) {
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::ostringstream v;
-  v << "float[" << co << ", " << ci << ", 1, 1] " << name << " = {";
-  for (int k = 0; k < co * ci; ++k) v << (k ? "," : "") << u(rng);
-  return v.str() + "}";
-}
+std::string baked_1x1(const std::string& name, int co, int ci) { return baked_tensor(name, {co, ci, 1, 1}); }
 
 // Lowers under every layout policy, checks each against the interpreter,
 // and returns the conv schedule lines of the last.
-std::vector<std::string> check(const std::string& text) {
-  std::unique_ptr<ir::Model> m = parse(text);
-  std::vector<std::string> lines;
-  for (LayoutPolicy p : {LayoutPolicy::Auto, LayoutPolicy::Nchw, LayoutPolicy::ChannelsLast}) {
-    compiler::LowerOptions o;
-    o.layouts = p;
-    compiler::LoweredModel low = compiler::lower_model(*m, "test.onnxtxt", o);
-    const uint64_t seed = std::random_device{}();
-    interp::TensorMap in = interp::random_inputs(*m, seed);
-    interp::TensorMap want = run_reference(*m, in);
-    interp::TensorMap got = run_jit(low, *m, in);
-    for (const auto& [name, w] : want) {
-      EXPECT_LE(interp::max_relative_difference(got.at(name), w), 1e-4)
-          << name << " seed " << seed << " layouts " << compiler::layout_policy_name(p);
-    }
-    lines = low.conv_schedules;
-  }
-  return lines;
-}
+std::vector<std::string> check(const std::string& text) { return check_every_layout(text).conv_schedules; }
 
 bool folded(const std::vector<std::string>& lines, const std::string& node) {
   for (const std::string& l : lines)
